@@ -1,0 +1,1924 @@
+/*
+ * FRAC-1 AI-inference accelerator: QEMU device model ("frac-npu").
+ *
+ * Copyright (c) 2026 The frac authors
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * A PCIe endpoint with hardware submission queues (descriptor rings in host
+ * memory, doorbells, completion rings with device timestamps), a DMA engine
+ * with scatter-gather lists, on-device memory behind a prefetchable BAR, a
+ * compute engine (COPY, FILL, CRC32C, GEMM fp32/int8, TIMESTAMP), per-queue
+ * MSI-X with interrupt moderation, telemetry, a timing model and run-time
+ * fault injection. The programming interface is include/frac_hw.h and
+ * docs/hw-spec.md.
+ *
+ * Threads. MMIO handlers run on vCPU threads with the BQL held and never do
+ * bulk work: a doorbell only records the tail and kicks a bottom half (or a
+ * timer, when the model has a fetch latency). Descriptors are fetched and
+ * validated in the main loop. Small jobs run there at once; the rest go to a
+ * worker thread per queue, which does its DMA and arithmetic without the BQL
+ * and hands the finished job back through a bottom half. Completion records
+ * and interrupts are always written from the main loop, in submission order,
+ * no earlier than the time the timing model gives.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/thread.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qemu/crc32c.h"
+#include "qemu/bswap.h"
+#include "qemu/rcu.h"
+#include "qemu/queue.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/pcie_aer.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qom/object.h"
+#include "trace.h"
+
+#include "frac_hw.h"
+
+#define TYPE_FRAC_NPU "frac-npu"
+OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
+
+#define FRAC_PCIE_CAP_OFFSET	0x80
+#define FRAC_MSI_CAP_OFFSET	0x60
+#define FRAC_AER_OFFSET		0x100
+
+/* Jobs at or below these sizes run in the main loop instead of the worker. */
+#define FRAC_INLINE_BYTES	(64 * KiB)
+#define FRAC_INLINE_MACS	(64 * 1024)
+#define FRAC_CHUNK		(256 * KiB)
+
+/* Temperature and power model */
+#define FRAC_TEMP_AMBIENT_MC	35000
+#define FRAC_TEMP_RANGE_MC	50000
+#define FRAC_POWER_IDLE_MW	8000
+#define FRAC_POWER_RANGE_MW	67000
+#define FRAC_THERMAL_TAU_NS	(2 * NANOSECONDS_PER_SECOND)
+
+typedef struct FracQueue FracQueue;
+
+typedef enum FracOperandKind {
+    FRAC_OPND_HOST,
+    FRAC_OPND_SGL,
+    FRAC_OPND_DEVMEM,
+} FracOperandKind;
+
+typedef struct FracSeg {
+    uint64_t addr;
+    uint64_t len;
+} FracSeg;
+
+typedef struct FracOperand {
+    FracOperandKind kind;
+    uint64_t addr;		/* host address, SGL address or devmem offset */
+    uint64_t len;		/* bytes the job touches */
+    FracSeg *segs;		/* resolved SGL, kind == FRAC_OPND_SGL */
+    unsigned nsegs;
+} FracOperand;
+
+typedef struct FracJob {
+    QTAILQ_ENTRY(FracJob) pending;	/* FracQueue.pending, main loop */
+    QSIMPLEQ_ENTRY(FracJob) link;	/* worker lists, under FracQueue.lock */
+    FracQueue *q;
+    struct frac_desc desc;
+    uint32_t gen;		/* FracQueue.gen at fetch */
+    uint16_t sq_head;
+    bool in_worker;		/* main loop: handed over, not yet back */
+    bool finished;		/* main loop: result valid */
+    bool inject_error;
+    bool inject_dma;
+    uint64_t extra_ns;	/* injected latency */
+    int64_t deadline;	/* QEMU_CLOCK_VIRTUAL, post no earlier */
+    /* Results */
+    uint32_t status;
+    uint64_t result;
+    uint64_t err_addr;
+    uint64_t t_start, t_end;	/* device clock */
+    uint64_t bytes_rd, bytes_wr;
+    uint64_t dma_ns, compute_ns;	/* engine time for telemetry */
+} FracJob;
+
+struct FracQueue {
+    struct FracState *s;
+    unsigned id;
+
+    /* Registers; main loop (BQL) only */
+    uint64_t sq_base;
+    uint64_t cq_base;
+    uint32_t size;
+    uint32_t ctrl;
+    uint32_t status;
+    uint32_t sq_head, sq_tail;
+    uint32_t cq_head, cq_tail;
+    bool phase;
+    uint32_t coal;
+    uint32_t jobs;
+
+    /* Model state; main loop only */
+    uint32_t gen;		/* read by the worker with qatomic_read */
+    int64_t busy_until;	/* device clock, end of the last modelled job */
+    unsigned inflight;	/* fetched, completion not yet posted */
+    unsigned outstanding;	/* handed to the worker, not yet back */
+    bool cq_stalled;
+    uint32_t coal_pending;
+    QTAILQ_HEAD(, FracJob) pending;	/* fetch order */
+    QEMUBH *fetch_bh;
+    QEMUTimer *fetch_timer;
+    QEMUTimer *post_timer;
+    QEMUTimer *coal_timer;
+    QEMUBH *done_bh;
+
+    /* Fault injection; main loop only */
+    bool hung;
+    uint32_t fi_drop_irqs;
+    uint32_t fi_error_jobs;
+    uint32_t fi_dma_jobs;
+    uint32_t fi_latency_ms;
+
+    /* Worker */
+    QemuThread thread;
+    QemuMutex lock;		/* Protects work, done, stop */
+    QemuCond cond;
+    QSIMPLEQ_HEAD(, FracJob) work;
+    QSIMPLEQ_HEAD(, FracJob) done;
+    bool stop;
+};
+
+struct FracState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0;
+    MemoryRegion regs;
+    MemoryRegion db;
+    MemoryRegion devmem;
+    uint8_t *devmem_ptr;
+
+    FracQueue q[FRAC_MAX_QUEUES];
+
+    /* Registers */
+    uint32_t control;
+    uint32_t status;
+    uint32_t dma_bits;
+    uint64_t dma_mask;	/* derived from dma_bits; read by workers */
+    uint32_t scratch;
+    uint32_t err_status;
+    uint32_t err_queue;
+    uint64_t err_addr;
+    uint32_t int_status;
+    uint32_t int_mask;
+    uint32_t clock_hi_latch;
+    uint32_t busy_hi_latch;
+    int64_t clock_base;
+
+    /* Telemetry, main loop only */
+    uint64_t busy_ns[FRAC_NUM_ENGINES];
+    uint64_t jobs_done, jobs_err;
+    uint64_t bytes_rd, bytes_wr;
+    uint64_t irqs;
+    int64_t util_stamp;
+    uint64_t util_busy;
+    double util_ewma;
+
+    char *last_inject;
+
+    /* Properties */
+    uint32_t num_queues;
+    uint64_t mem_size;
+    uint32_t fetch_latency_ns;
+    uint32_t completion_latency_ns;
+    uint32_t dma_bw_mbps;
+    uint32_t compute_gflops;
+    bool zero_latency;
+    bool fault_injection;
+    bool use_msix;
+    bool use_msi;
+};
+
+static const char *const frac_op_name[FRAC_OP_MAX] = {
+    [FRAC_OP_NOP] = "nop",
+    [FRAC_OP_COPY] = "copy",
+    [FRAC_OP_FILL] = "fill",
+    [FRAC_OP_CRC32C] = "crc32c",
+    [FRAC_OP_GEMM] = "gemm",
+    [FRAC_OP_TIMESTAMP] = "timestamp",
+};
+
+static void frac_queue_kick(FracQueue *q);
+static void frac_queue_post(FracQueue *q);
+
+/* ---- Clocks ------------------------------------------------------------ */
+
+static uint64_t frac_clock(FracState *s)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->clock_base;
+}
+
+static int64_t frac_dev_to_virt(FracState *s, uint64_t dev_ns)
+{
+    return (int64_t)dev_ns + s->clock_base;
+}
+
+/* ---- Interrupts -------------------------------------------------------- */
+
+static void frac_update_intx(FracState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool level = s->int_status & ~s->int_mask;
+
+    if (msix_enabled(pdev)) {
+        return;
+    }
+    if (msi_enabled(pdev)) {
+        /* Edge: the caller notifies for newly set bits. */
+        return;
+    }
+    pci_set_irq(pdev, level);
+}
+
+/* Signal @vector (queue id, or num_queues for errors). */
+static void frac_raise(FracState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t bit = vector >= s->num_queues ? FRAC_INT_ERR : BIT(vector);
+
+    if (vector < s->num_queues && s->q[vector].fi_drop_irqs) {
+        s->q[vector].fi_drop_irqs--;
+        trace_frac_npu_irq_dropped(vector, s->q[vector].fi_drop_irqs);
+        return;
+    }
+    s->irqs++;
+    if (msix_enabled(pdev)) {
+        trace_frac_npu_irq(vector, "msix");
+        msix_notify(pdev, vector);
+        return;
+    }
+    s->int_status |= bit;
+    if (msi_enabled(pdev)) {
+        if (bit & ~s->int_mask) {
+            trace_frac_npu_irq(vector, "msi");
+            msi_notify(pdev, 0);
+        }
+        return;
+    }
+    trace_frac_npu_irq(vector, "intx");
+    frac_update_intx(s);
+}
+
+static void frac_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
+               bool irq)
+{
+    if (!s->err_status) {
+        s->err_queue = qid;
+        s->err_addr = addr;
+    }
+    s->err_status |= err;
+    trace_frac_npu_error(qid, err, addr);
+    if (irq) {
+        frac_raise(s, s->num_queues);
+    }
+}
+
+static void frac_enter_fatal(FracState *s)
+{
+    if (s->status & FRAC_STS_FATAL) {
+        return;
+    }
+    s->status |= FRAC_STS_FATAL;
+    s->status &= ~FRAC_STS_READY;
+    frac_error(s, 0xff, FRAC_ERR_FATAL, 0, true);
+}
+
+/* ---- Operands and DMA (worker or main loop) ---------------------------- */
+
+static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
+{
+    FracState *s = job->q->s;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint64_t last = addr + len - 1;
+    int bars[] = { FRAC_BAR_REGS, FRAC_BAR_MEM };
+
+    if (!len) {
+        return true;
+    }
+    if (last < addr || last > qatomic_read(&s->dma_mask)) {
+        job->err_addr = last < addr ? addr : MAX(addr, qatomic_read(&s->dma_mask) + 1);
+        return false;
+    }
+    for (int i = 0; i < ARRAY_SIZE(bars); i++) {
+        pcibus_t base = pci_get_bar_addr(pdev, bars[i]);
+        uint64_t size = pdev->io_regions[bars[i]].size;
+
+        if (base == PCI_BAR_UNMAPPED || !size) {
+            continue;
+        }
+        if (addr <= base + size - 1 && base <= last) {
+            job->err_addr = MAX(addr, base);
+            qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u job %#" PRIx64 " DMA to own BAR%d at %#" PRIx64 "\n",
+                      job->q->id, job->desc.job_id, bars[i], job->err_addr);
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
+                 uint64_t len, bool write)
+{
+    PCIDevice *pdev = PCI_DEVICE(job->q->s);
+    MemTxResult r;
+
+    if (job->inject_dma) {
+        job->inject_dma = false;
+        job->err_addr = addr;
+        return FRAC_STATUS_DMA_FAULT;
+    }
+    if (!frac_host_range_ok(job, addr, len)) {
+        return FRAC_STATUS_DMA_FAULT;
+    }
+    if (write) {
+        r = pci_dma_write(pdev, addr, buf, len);
+        job->bytes_wr += len;
+    } else {
+        r = pci_dma_read(pdev, addr, buf, len);
+        job->bytes_rd += len;
+    }
+    if (r != MEMTX_OK) {
+        job->err_addr = addr;
+        return FRAC_STATUS_DMA_FAULT;
+    }
+    return FRAC_STATUS_OK;
+}
+
+/* Read an SG list into @op->segs; the chain must cover @op->len bytes. */
+static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
+{
+    uint64_t list = op->addr, covered = 0;
+    unsigned nlist = 0, cap = 0, total = 0;
+    struct frac_sge sge;
+
+    /* The first segment's length is unknown: read entries until covered. */
+    nlist = FRAC_SGL_MAX_ENTRIES;
+    while (covered < op->len) {
+        uint32_t st, flags, elen;
+        uint64_t eaddr;
+
+        if (!nlist || ++total > FRAC_SGL_MAX_ENTRIES) {
+            goto bad;
+        }
+        st = frac_host_rw(job, list, &sge, sizeof(sge), false);
+        if (st) {
+            return st;
+        }
+        eaddr = le64_to_cpu(sge.addr);
+        elen = le32_to_cpu(sge.len);
+        flags = le32_to_cpu(sge.flags);
+        if (flags & ~FRAC_SGE_VALID_MASK || !elen) {
+            goto bad;
+        }
+        if (flags & FRAC_SGE_CHAIN) {
+            if (eaddr & (sizeof(sge) - 1)) {
+                goto bad;
+            }
+            list = eaddr;
+            nlist = elen;
+            continue;
+        }
+        if (op->nsegs == cap) {
+            cap = cap ? cap * 2 : 16;
+            op->segs = g_renew(FracSeg, op->segs, cap);
+        }
+        op->segs[op->nsegs].addr = eaddr;
+        op->segs[op->nsegs].len = MIN((uint64_t)elen, op->len - covered);
+        covered += op->segs[op->nsegs].len;
+        op->nsegs++;
+        list += sizeof(sge);
+        nlist--;
+    }
+    return FRAC_STATUS_OK;
+bad:
+    job->err_addr = list;
+    qemu_log_mask(LOG_GUEST_ERROR,
+              "frac-npu: q%u job %#" PRIx64 " bad SG list at %#" PRIx64 "\n",
+              job->q->id, job->desc.job_id, list);
+    return FRAC_STATUS_BAD_DESC;
+}
+
+static void frac_operand_init(FracOperand *op, uint64_t addr, uint64_t len,
+                  uint8_t flags, uint8_t devmem_flag, uint8_t sgl_flag)
+{
+    memset(op, 0, sizeof(*op));
+    op->addr = addr;
+    op->len = len;
+    if (flags & devmem_flag) {
+        op->kind = FRAC_OPND_DEVMEM;
+    } else if (flags & sgl_flag) {
+        op->kind = FRAC_OPND_SGL;
+    } else {
+        op->kind = FRAC_OPND_HOST;
+    }
+}
+
+static uint32_t frac_operand_prepare(FracJob *job, FracOperand *op)
+{
+    if (op->kind == FRAC_OPND_SGL && op->len) {
+        return frac_sgl_resolve(job, op);
+    }
+    return FRAC_STATUS_OK;
+}
+
+static void frac_operand_free(FracOperand *op)
+{
+    g_free(op->segs);
+    op->segs = NULL;
+}
+
+/* Move @len bytes at offset @off of @op to or from @buf. */
+static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
+                void *buf, uint64_t len, bool write)
+{
+    FracState *s = job->q->s;
+    uint8_t *p = buf;
+    uint64_t done = 0, pos = 0;
+
+    switch (op->kind) {
+    case FRAC_OPND_DEVMEM:
+        /* Range checked at fetch. */
+        if (write) {
+            memcpy(s->devmem_ptr + op->addr + off, buf, len);
+            job->bytes_wr += len;
+        } else {
+            memcpy(buf, s->devmem_ptr + op->addr + off, len);
+            job->bytes_rd += len;
+        }
+        return FRAC_STATUS_OK;
+    case FRAC_OPND_HOST:
+        return frac_host_rw(job, op->addr + off, buf, len, write);
+    case FRAC_OPND_SGL:
+        for (unsigned i = 0; i < op->nsegs && done < len; i++) {
+            FracSeg *seg = &op->segs[i];
+            uint64_t skip, n;
+            uint32_t st;
+
+            if (pos + seg->len <= off) {
+                pos += seg->len;
+                continue;
+            }
+            skip = off > pos ? off - pos : 0;
+            n = MIN(seg->len - skip, len - done);
+            st = frac_host_rw(job, seg->addr + skip, p + done, n, write);
+            if (st) {
+                return st;
+            }
+            done += n;
+            pos += seg->len;
+        }
+        return FRAC_STATUS_OK;
+    }
+    g_assert_not_reached();
+}
+
+/* ---- Commands ---------------------------------------------------------- */
+
+static bool frac_job_aborted(FracJob *job)
+{
+    return qatomic_read(&job->q->gen) != job->gen;
+}
+
+static uint32_t frac_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
+{
+    FracState *s = job->q->s;
+    uint64_t len = job->desc.len;
+    g_autofree uint8_t *buf = NULL;
+    uint32_t st;
+
+    if (src->kind == FRAC_OPND_DEVMEM && dst->kind == FRAC_OPND_DEVMEM) {
+        memmove(s->devmem_ptr + dst->addr, s->devmem_ptr + src->addr, len);
+        job->bytes_rd += len;
+        job->bytes_wr += len;
+        return FRAC_STATUS_OK;
+    }
+    buf = g_malloc(MIN(len, FRAC_CHUNK));
+    for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
+        uint64_t n = MIN(FRAC_CHUNK, len - off);
+
+        if (frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
+        st = frac_operand_rw(job, src, off, buf, n, false);
+        if (!st) {
+            st = frac_operand_rw(job, dst, off, buf, n, true);
+        }
+        if (st) {
+            return st;
+        }
+    }
+    return FRAC_STATUS_OK;
+}
+
+static uint32_t frac_do_fill(FracJob *job, FracOperand *dst)
+{
+    uint64_t len = job->desc.len;
+    uint32_t pattern = job->desc.arg[0];
+    g_autofree uint8_t *buf = g_malloc(MIN(len, FRAC_CHUNK));
+    uint32_t st;
+
+    for (uint64_t i = 0; i < MIN(len, FRAC_CHUNK); i++) {
+        buf[i] = pattern >> (8 * (i & 3));
+    }
+    for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
+        /* FRAC_CHUNK is a multiple of 4, so the pattern stays aligned. */
+        if (frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
+        st = frac_operand_rw(job, dst, off, buf, MIN(FRAC_CHUNK, len - off), true);
+        if (st) {
+            return st;
+        }
+    }
+    return FRAC_STATUS_OK;
+}
+
+static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
+{
+    uint64_t len = job->desc.len;
+    g_autofree uint8_t *buf = g_malloc(MIN(len, FRAC_CHUNK) + 1);
+    uint32_t crc = ~job->desc.arg[0];
+    uint32_t st;
+
+    for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
+        uint64_t n = MIN(FRAC_CHUNK, len - off);
+
+        if (frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
+        st = frac_operand_rw(job, src, off, buf, n, false);
+        if (st) {
+            return st;
+        }
+        crc = crc32c(crc, buf, n);
+    }
+    job->result = ~crc;
+    return FRAC_STATUS_OK;
+}
+
+static uint32_t frac_do_gemm(FracJob *job, FracOperand *a, FracOperand *b,
+                 FracOperand *c)
+{
+    uint32_t m = job->desc.arg[0], n = job->desc.arg[1], k = job->desc.arg[2];
+    bool fp = job->desc.arg[3] == FRAC_GEMM_FP32;
+    size_t esz = fp ? 4 : 1;
+    g_autofree uint8_t *abuf = g_malloc((size_t)m * k * esz);
+    g_autofree uint8_t *bbuf = g_malloc((size_t)k * n * esz);
+    g_autofree uint32_t *cbuf = g_malloc0((size_t)m * n * 4);
+    uint32_t st;
+
+    st = frac_operand_rw(job, a, 0, abuf, (uint64_t)m * k * esz, false);
+    if (!st) {
+        st = frac_operand_rw(job, b, 0, bbuf, (uint64_t)k * n * esz, false);
+    }
+    if (st) {
+        return st;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        if (frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
+        if (fp) {
+            float *crow = (float *)cbuf + (size_t)i * n;
+
+            for (uint32_t p = 0; p < k; p++) {
+                uint32_t abits = ldl_le_p(abuf + ((size_t)i * k + p) * 4);
+                float av;
+                const float *brow = (const float *)bbuf + (size_t)p * n;
+
+                memcpy(&av, &abits, sizeof(av));
+                for (uint32_t j = 0; j < n; j++) {
+                    crow[j] += av * brow[j];
+                }
+            }
+        } else {
+            uint32_t *crow = cbuf + (size_t)i * n;
+
+            for (uint32_t p = 0; p < k; p++) {
+                int32_t av = (int8_t)abuf[(size_t)i * k + p];
+                const int8_t *brow = (const int8_t *)bbuf + (size_t)p * n;
+
+                for (uint32_t j = 0; j < n; j++) {
+                    crow[j] += (uint32_t)(av * (int32_t)brow[j]);
+                }
+            }
+        }
+    }
+    return frac_operand_rw(job, c, 0, cbuf, (uint64_t)m * n * 4, true);
+}
+
+static uint32_t frac_do_timestamp(FracJob *job, FracOperand *dst)
+{
+    uint64_t le;
+
+    job->result = frac_clock(job->q->s);
+    if (job->desc.len >= 8) {
+        le = cpu_to_le64(job->result);
+        return frac_operand_rw(job, dst, 0, &le, 8, true);
+    }
+    return FRAC_STATUS_OK;
+}
+
+/* Byte counts of each operand, from a validated descriptor. */
+static void frac_job_sizes(const struct frac_desc *d, uint64_t *src,
+               uint64_t *dst, uint64_t *aux)
+{
+    uint64_t m = d->arg[0], n = d->arg[1], k = d->arg[2];
+    uint64_t esz = d->arg[3] == FRAC_GEMM_FP32 ? 4 : 1;
+
+    *src = *dst = *aux = 0;
+    switch (d->opcode) {
+    case FRAC_OP_COPY:
+        *src = *dst = d->len;
+        break;
+    case FRAC_OP_FILL:
+        *dst = d->len;
+        break;
+    case FRAC_OP_CRC32C:
+        *src = d->len;
+        break;
+    case FRAC_OP_GEMM:
+        *src = m * k * esz;
+        *aux = k * n * esz;
+        *dst = m * n * 4;
+        break;
+    case FRAC_OP_TIMESTAMP:
+        *dst = d->len >= 8 ? 8 : 0;
+        break;
+    }
+}
+
+/* Run the job's work. Called from the worker, or inline from the main loop. */
+static void frac_job_execute(FracJob *job)
+{
+    FracState *s = job->q->s;
+    struct frac_desc *d = &job->desc;
+    FracOperand src, dst, aux;
+    uint64_t ssz, dsz, asz;
+    uint64_t t0 = frac_clock(s);
+
+    frac_job_sizes(d, &ssz, &dsz, &asz);
+    frac_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
+    frac_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
+    frac_operand_init(&aux, d->aux, asz, d->flags, FRAC_DF_AUX_DEVMEM, FRAC_DF_AUX_SGL);
+
+    job->status = frac_operand_prepare(job, &src);
+    if (!job->status) {
+        job->status = frac_operand_prepare(job, &dst);
+    }
+    if (!job->status) {
+        job->status = frac_operand_prepare(job, &aux);
+    }
+    if (job->status) {
+        goto out;
+    }
+
+    switch (d->opcode) {
+    case FRAC_OP_NOP:
+        break;
+    case FRAC_OP_COPY:
+        job->status = frac_do_copy(job, &src, &dst);
+        break;
+    case FRAC_OP_FILL:
+        job->status = frac_do_fill(job, &dst);
+        break;
+    case FRAC_OP_CRC32C:
+        job->status = frac_do_crc32c(job, &src);
+        break;
+    case FRAC_OP_GEMM:
+        job->status = frac_do_gemm(job, &src, &aux, &dst);
+        break;
+    case FRAC_OP_TIMESTAMP:
+        job->status = frac_do_timestamp(job, &dst);
+        break;
+    }
+out:
+    frac_operand_free(&src);
+    frac_operand_free(&dst);
+    frac_operand_free(&aux);
+    if (s->zero_latency) {
+        /* No model: the device clock at the real start and end. */
+        job->t_start = t0;
+        job->t_end = frac_clock(s);
+        if (d->opcode == FRAC_OP_GEMM) {
+            job->compute_ns = job->t_end - t0;
+        } else {
+            job->dma_ns = job->t_end - t0;
+        }
+    }
+}
+
+static void *frac_worker(void *opaque)
+{
+    FracQueue *q = opaque;
+
+    rcu_register_thread();
+    qemu_mutex_lock(&q->lock);
+    for (;;) {
+        FracJob *job;
+
+        while (!q->stop && QSIMPLEQ_EMPTY(&q->work)) {
+            qemu_cond_wait(&q->cond, &q->lock);
+        }
+        if (q->stop) {
+            break;
+        }
+        job = QSIMPLEQ_FIRST(&q->work);
+        QSIMPLEQ_REMOVE_HEAD(&q->work, link);
+        qemu_mutex_unlock(&q->lock);
+
+        if (!frac_job_aborted(job)) {
+            frac_job_execute(job);
+        }
+
+        qemu_mutex_lock(&q->lock);
+        QSIMPLEQ_INSERT_TAIL(&q->done, job, link);
+        qemu_bh_schedule(q->done_bh);
+    }
+    qemu_mutex_unlock(&q->lock);
+    rcu_unregister_thread();
+    return NULL;
+}
+
+/* ---- Queue: fetch, validate, complete (main loop) ---------------------- */
+
+static uint32_t frac_devmem_check(FracState *s, FracJob *job, uint8_t flag,
+                  uint64_t off, uint64_t len)
+{
+    if (!(job->desc.flags & flag) || !len) {
+        return FRAC_STATUS_OK;
+    }
+    if (off >= s->mem_size || len > s->mem_size - off) {
+        job->err_addr = off;
+        qemu_log_mask(LOG_GUEST_ERROR,
+                  "frac-npu: q%u job %#" PRIx64 " device memory [%#" PRIx64
+                  ", +%#" PRIx64 ") out of range\n",
+                  job->q->id, job->desc.job_id, off, len);
+        return FRAC_STATUS_DEVMEM_RANGE;
+    }
+    return FRAC_STATUS_OK;
+}
+
+static uint32_t frac_validate(FracState *s, FracJob *job)
+{
+    struct frac_desc *d = &job->desc;
+    uint64_t ssz, dsz, asz;
+    uint32_t st;
+
+    if (d->opcode >= FRAC_OP_MAX) {
+        return FRAC_STATUS_BAD_OPCODE;
+    }
+    if (d->rsvd0 || d->rsvd1 || (d->flags & ~FRAC_DF_VALID_MASK)) {
+        return FRAC_STATUS_BAD_DESC;
+    }
+    if ((d->flags & FRAC_DF_SRC_DEVMEM && d->flags & FRAC_DF_SRC_SGL) ||
+        (d->flags & FRAC_DF_DST_DEVMEM && d->flags & FRAC_DF_DST_SGL) ||
+        (d->flags & FRAC_DF_AUX_DEVMEM && d->flags & FRAC_DF_AUX_SGL)) {
+        return FRAC_STATUS_BAD_DESC;
+    }
+    if (d->len > FRAC_MAX_XFER) {
+        return FRAC_STATUS_BAD_DESC;
+    }
+    if (d->opcode == FRAC_OP_GEMM) {
+        for (int i = 0; i < 3; i++) {
+            if (!d->arg[i] || d->arg[i] > FRAC_GEMM_MAX_DIM) {
+                return FRAC_STATUS_BAD_DESC;
+            }
+        }
+        if (d->arg[3] > FRAC_GEMM_INT8) {
+            return FRAC_STATUS_BAD_DESC;
+        }
+    } else if (d->opcode != FRAC_OP_FILL && d->opcode != FRAC_OP_CRC32C &&
+           (d->arg[0] || d->arg[1] || d->arg[2] || d->arg[3])) {
+        return FRAC_STATUS_BAD_DESC;
+    } else if ((d->opcode == FRAC_OP_FILL || d->opcode == FRAC_OP_CRC32C) &&
+           (d->arg[1] || d->arg[2] || d->arg[3])) {
+        return FRAC_STATUS_BAD_DESC;
+    }
+    frac_job_sizes(d, &ssz, &dsz, &asz);
+    st = frac_devmem_check(s, job, FRAC_DF_SRC_DEVMEM, d->src, ssz);
+    if (!st) {
+        st = frac_devmem_check(s, job, FRAC_DF_DST_DEVMEM, d->dst, dsz);
+    }
+    if (!st) {
+        st = frac_devmem_check(s, job, FRAC_DF_AUX_DEVMEM, d->aux, asz);
+    }
+    return st;
+}
+
+/* Timing model: when the job starts and ends on the device clock. */
+static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
+{
+    FracQueue *q = job->q;
+    uint64_t ssz, dsz, asz, bytes, start;
+
+    if (s->zero_latency) {
+        job->deadline = 0;
+        return;
+    }
+    frac_job_sizes(&job->desc, &ssz, &dsz, &asz);
+    bytes = job->status ? 0 : ssz + dsz + asz;
+    job->dma_ns = s->dma_bw_mbps ? bytes * 1000 / s->dma_bw_mbps : 0;
+    if (!job->status && job->desc.opcode == FRAC_OP_GEMM && s->compute_gflops) {
+        uint64_t flops = 2ULL * job->desc.arg[0] * job->desc.arg[1] * job->desc.arg[2];
+
+        job->compute_ns = flops / s->compute_gflops;
+    }
+    start = MAX(now, (uint64_t)q->busy_until);
+    job->t_start = start;
+    job->t_end = start + job->dma_ns + job->compute_ns + job->extra_ns;
+    q->busy_until = job->t_end;
+    job->deadline = frac_dev_to_virt(s, job->t_end + s->completion_latency_ns);
+}
+
+static bool frac_job_is_small(FracJob *job)
+{
+    struct frac_desc *d = &job->desc;
+
+    if (d->opcode == FRAC_OP_GEMM) {
+        return (uint64_t)d->arg[0] * d->arg[1] * d->arg[2] <= FRAC_INLINE_MACS;
+    }
+    return d->len <= FRAC_INLINE_BYTES &&
+           !(d->flags & (FRAC_DF_SRC_SGL | FRAC_DF_DST_SGL | FRAC_DF_AUX_SGL));
+}
+
+static void frac_job_free(FracJob *job)
+{
+    g_free(job);
+}
+
+static void frac_queue_fetch(FracQueue *q)
+{
+    FracState *s = q->s;
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (!(s->control & FRAC_CTRL_ENABLE) || (s->status & FRAC_STS_FATAL) ||
+        !(q->status & FRAC_QSTS_ENABLED) || q->hung) {
+        return;
+    }
+    while (q->sq_head != q->sq_tail && q->inflight < q->size - 1) {
+        uint64_t addr = q->sq_base + (uint64_t)q->sq_head * sizeof(struct frac_desc);
+        FracJob *job = g_new0(FracJob, 1);
+        struct frac_desc *d = &job->desc;
+        uint64_t now = frac_clock(s);
+
+        if (pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u descriptor fetch from %#" PRIx64 " failed\n",
+                      q->id, addr);
+            g_free(job);
+            q->status |= FRAC_QSTS_ERROR;
+            q->status &= ~FRAC_QSTS_ENABLED;
+            frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
+            return;
+        }
+        d->rsvd0 = le16_to_cpu(d->rsvd0);
+        d->rsvd1 = le32_to_cpu(d->rsvd1);
+        d->job_id = le64_to_cpu(d->job_id);
+        d->src = le64_to_cpu(d->src);
+        d->dst = le64_to_cpu(d->dst);
+        d->aux = le64_to_cpu(d->aux);
+        d->len = le64_to_cpu(d->len);
+        for (int i = 0; i < 4; i++) {
+            d->arg[i] = le32_to_cpu(d->arg[i]);
+        }
+
+        q->sq_head = (q->sq_head + 1) & (q->size - 1);
+        job->q = q;
+        job->gen = q->gen;
+        job->sq_head = q->sq_head;
+        q->inflight++;
+        QTAILQ_INSERT_TAIL(&q->pending, job, pending);
+        trace_frac_npu_fetch(q->id, q->sq_head, d->job_id,
+                     d->opcode < FRAC_OP_MAX ? frac_op_name[d->opcode] : "?",
+                     d->flags, d->len);
+
+        job->status = frac_validate(s, job);
+        if (job->status) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u job %#" PRIx64 " rejected, status %u\n",
+                      q->id, d->job_id, job->status);
+            trace_frac_npu_bad_desc(q->id, d->job_id, job->status);
+        } else if (q->fi_error_jobs) {
+            q->fi_error_jobs--;
+            job->status = FRAC_STATUS_INJECTED;
+            job->inject_error = true;
+        } else if (q->fi_dma_jobs) {
+            q->fi_dma_jobs--;
+            job->inject_dma = true;
+        }
+        if (q->fi_latency_ms) {
+            job->extra_ns = (uint64_t)q->fi_latency_ms * SCALE_MS;
+            q->fi_latency_ms = 0;
+        }
+        frac_job_model(s, job, now);
+
+        if (job->status) {
+            job->finished = true;
+            if (s->zero_latency) {
+                job->t_start = job->t_end = frac_clock(s);
+            }
+        } else if (!q->outstanding && frac_job_is_small(job)) {
+            frac_job_execute(job);
+            job->finished = true;
+        } else {
+            job->in_worker = true;
+            q->outstanding++;
+            qemu_mutex_lock(&q->lock);
+            QSIMPLEQ_INSERT_TAIL(&q->work, job, link);
+            qemu_cond_signal(&q->cond);
+            qemu_mutex_unlock(&q->lock);
+        }
+    }
+    frac_queue_post(q);
+}
+
+static void frac_fetch_bh(void *opaque)
+{
+    frac_queue_fetch(opaque);
+}
+
+static void frac_fetch_timer(void *opaque)
+{
+    frac_queue_fetch(opaque);
+}
+
+static void frac_queue_kick(FracQueue *q)
+{
+    FracState *s = q->s;
+
+    if (s->zero_latency || !s->fetch_latency_ns) {
+        qemu_bh_schedule(q->fetch_bh);
+    } else if (!timer_pending(q->fetch_timer)) {
+        timer_mod(q->fetch_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->fetch_latency_ns);
+    }
+}
+
+static void frac_queue_irq(FracQueue *q)
+{
+    q->coal_pending = 0;
+    timer_del(q->coal_timer);
+    frac_raise(q->s, q->id);
+}
+
+static void frac_coal_timer(void *opaque)
+{
+    FracQueue *q = opaque;
+
+    if (q->coal_pending) {
+        frac_queue_irq(q);
+    }
+}
+
+static bool frac_post_one(FracQueue *q, FracJob *job)
+{
+    FracState *s = q->s;
+    struct frac_cqe cqe = { 0 };
+    uint64_t addr = q->cq_base + (uint64_t)q->cq_tail * sizeof(cqe);
+    uint32_t count = FRAC_COAL_COUNT(q->coal);
+    uint32_t usecs = FRAC_COAL_USECS(q->coal);
+
+    if (((q->cq_tail + 1) & (q->size - 1)) == q->cq_head) {
+        q->cq_stalled = true;
+        return false;
+    }
+    cqe.job_id = cpu_to_le64(job->desc.job_id);
+    cqe.result = cpu_to_le64(job->result);
+    cqe.t_start = cpu_to_le64(job->t_start);
+    cqe.t_end = cpu_to_le64(job->t_end);
+    cqe.status = cpu_to_le32(job->status);
+    cqe.sq_head = cpu_to_le16(job->sq_head);
+    cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
+    cqe.err_addr = cpu_to_le64(job->err_addr);
+    if (pci_dma_write(PCI_DEVICE(s), addr, &cqe, sizeof(cqe)) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                  "frac-npu: q%u completion write to %#" PRIx64 " failed\n",
+                  q->id, addr);
+        q->status |= FRAC_QSTS_ERROR;
+        q->status &= ~FRAC_QSTS_ENABLED;
+        frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
+        return false;
+    }
+    q->cq_tail = (q->cq_tail + 1) & (q->size - 1);
+    if (!q->cq_tail) {
+        q->phase = !q->phase;
+    }
+    trace_frac_npu_complete(q->id, job->desc.job_id, job->status,
+                job->t_start, job->t_end);
+
+    q->jobs++;
+    if (job->status) {
+        s->jobs_err++;
+        if (job->status == FRAC_STATUS_DMA_FAULT) {
+            frac_error(s, q->id, FRAC_ERR_DMA_FAULT, job->err_addr, false);
+        } else if (job->status != FRAC_STATUS_INJECTED) {
+            frac_error(s, q->id, FRAC_ERR_BAD_DESC, 0, false);
+        }
+    } else {
+        s->jobs_done++;
+    }
+    s->bytes_rd += job->bytes_rd;
+    s->bytes_wr += job->bytes_wr;
+    s->busy_ns[FRAC_ENGINE_DMA] += job->dma_ns;
+    s->busy_ns[FRAC_ENGINE_COMPUTE] += job->compute_ns;
+
+    if (job->desc.flags & FRAC_DF_NO_IRQ) {
+        return true;
+    }
+    q->coal_pending++;
+    if (count <= 1 || q->coal_pending >= count) {
+        frac_queue_irq(q);
+    } else if (usecs && !timer_pending(q->coal_timer)) {
+        timer_mod(q->coal_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + usecs * SCALE_US);
+    }
+    return true;
+}
+
+/* Post finished jobs in fetch order, each no earlier than its deadline. */
+static void frac_queue_post(FracQueue *q)
+{
+    FracState *s = q->s;
+    FracJob *job;
+    bool posted = false;
+
+    if ((s->status & FRAC_STS_FATAL) || q->hung) {
+        return;
+    }
+    while ((job = QTAILQ_FIRST(&q->pending)) && job->finished) {
+        if (job->deadline > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+            timer_mod(q->post_timer, job->deadline);
+            break;
+        }
+        if (!(q->status & FRAC_QSTS_ENABLED) || !frac_post_one(q, job)) {
+            break;
+        }
+        QTAILQ_REMOVE(&q->pending, job, pending);
+        frac_job_free(job);
+        q->inflight--;
+        posted = true;
+    }
+    if (posted && q->sq_head != q->sq_tail) {
+        frac_queue_kick(q);
+    }
+}
+
+static void frac_post_timer(void *opaque)
+{
+    frac_queue_post(opaque);
+}
+
+static void frac_done_bh(void *opaque)
+{
+    FracQueue *q = opaque;
+    QSIMPLEQ_HEAD(, FracJob) done = QSIMPLEQ_HEAD_INITIALIZER(done);
+    FracJob *job;
+
+    qemu_mutex_lock(&q->lock);
+    QSIMPLEQ_CONCAT(&done, &q->done);
+    qemu_mutex_unlock(&q->lock);
+
+    while ((job = QSIMPLEQ_FIRST(&done))) {
+        QSIMPLEQ_REMOVE_HEAD(&done, link);
+        if (job->gen != q->gen) {
+            /* The queue was reset while the job ran: drop it. */
+            frac_job_free(job);
+            continue;
+        }
+        job->in_worker = false;
+        job->finished = true;
+        q->outstanding--;
+    }
+    frac_queue_post(q);
+}
+
+/* Return the queue to its power-on state; jobs in flight are discarded. */
+static void frac_queue_reset(FracQueue *q)
+{
+    FracJob *job, *next;
+
+    trace_frac_npu_queue_reset(q->id, q->inflight);
+    qatomic_set(&q->gen, q->gen + 1);
+
+    qemu_mutex_lock(&q->lock);
+    while ((job = QSIMPLEQ_FIRST(&q->work))) {
+        QSIMPLEQ_REMOVE_HEAD(&q->work, link);
+        QTAILQ_REMOVE(&q->pending, job, pending);
+        frac_job_free(job);
+    }
+    qemu_mutex_unlock(&q->lock);
+    QTAILQ_FOREACH_SAFE(job, &q->pending, pending, next) {
+        QTAILQ_REMOVE(&q->pending, job, pending);
+        /* A job still in the worker is freed by frac_done_bh. */
+        if (!job->in_worker) {
+            frac_job_free(job);
+        }
+    }
+    timer_del(q->fetch_timer);
+    timer_del(q->post_timer);
+    timer_del(q->coal_timer);
+    q->sq_base = q->cq_base = 0;
+    q->size = 0;
+    q->ctrl = q->status = 0;
+    q->sq_head = q->sq_tail = q->cq_head = q->cq_tail = 0;
+    q->phase = true;
+    q->coal = 0;
+    q->jobs = 0;
+    q->busy_until = 0;
+    q->inflight = q->outstanding = 0;
+    q->cq_stalled = false;
+    q->coal_pending = 0;
+    q->hung = false;
+    q->fi_drop_irqs = q->fi_error_jobs = q->fi_dma_jobs = q->fi_latency_ms = 0;
+}
+
+static void frac_queue_enable(FracQueue *q)
+{
+    bool ok = q->size >= FRAC_RING_MIN_ENTRIES && q->size <= FRAC_RING_MAX_ENTRIES &&
+          is_power_of_2(q->size) && !(q->sq_base & 63) && !(q->cq_base & 63) &&
+          q->sq_base && q->cq_base;
+
+    if (!ok) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                  "frac-npu: q%u enable with bad ring: size %u sq %#" PRIx64
+                  " cq %#" PRIx64 "\n", q->id, q->size, q->sq_base, q->cq_base);
+        q->status |= FRAC_QSTS_ERROR;
+        return;
+    }
+    q->status = FRAC_QSTS_ENABLED;
+    q->phase = true;
+    trace_frac_npu_queue_enable(q->id, q->size, q->sq_base, q->cq_base);
+}
+
+static void frac_reset_all(FracState *s)
+{
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        frac_queue_reset(&s->q[i]);
+    }
+    s->control = 0;
+    s->status = FRAC_STS_READY;
+    s->dma_bits = 64;
+    qatomic_set(&s->dma_mask, UINT64_MAX);
+    s->scratch = 0;
+    s->err_status = s->err_queue = 0;
+    s->err_addr = 0;
+    s->int_status = 0;
+    s->int_mask = 0;
+    memset(s->busy_ns, 0, sizeof(s->busy_ns));
+    s->jobs_done = s->jobs_err = 0;
+    s->bytes_rd = s->bytes_wr = 0;
+    s->irqs = 0;
+    s->util_stamp = frac_clock(s);
+    s->util_busy = 0;
+    s->util_ewma = 0;
+    frac_update_intx(s);
+}
+
+/* ---- Telemetry --------------------------------------------------------- */
+
+static void frac_telemetry_update(FracState *s)
+{
+    uint64_t now = frac_clock(s);
+    uint64_t busy = s->busy_ns[FRAC_ENGINE_DMA] + s->busy_ns[FRAC_ENGINE_COMPUTE];
+    int64_t dt = now - s->util_stamp;
+    double inst, alpha;
+
+    if (dt <= 0) {
+        return;
+    }
+    inst = MIN(1.0, (double)(busy - s->util_busy) / dt);
+    alpha = 1.0 - exp(-(double)dt / FRAC_THERMAL_TAU_NS);
+    s->util_ewma += alpha * (inst - s->util_ewma);
+    s->util_stamp = now;
+    s->util_busy = busy;
+}
+
+/* ---- MMIO -------------------------------------------------------------- */
+
+static uint64_t frac_lo(uint64_t v)
+{
+    return (uint32_t)v;
+}
+
+static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
+{
+    switch (r) {
+    case FRAC_Q_SQ_BASE_LO:
+        return frac_lo(q->sq_base);
+    case FRAC_Q_SQ_BASE_HI:
+        return q->sq_base >> 32;
+    case FRAC_Q_SIZE:
+        return q->size;
+    case FRAC_Q_CTRL:
+        return q->ctrl;
+    case FRAC_Q_CQ_BASE_LO:
+        return frac_lo(q->cq_base);
+    case FRAC_Q_CQ_BASE_HI:
+        return q->cq_base >> 32;
+    case FRAC_Q_STATUS:
+        return q->status | (q->hung ? FRAC_QSTS_HUNG : 0) |
+               (q->inflight ? FRAC_QSTS_BUSY : 0);
+    case FRAC_Q_SQ_HEAD:
+        return q->sq_head;
+    case FRAC_Q_SQ_TAIL:
+        return q->sq_tail;
+    case FRAC_Q_CQ_TAIL:
+        return q->cq_tail;
+    case FRAC_Q_CQ_HEAD:
+        return q->cq_head;
+    case FRAC_Q_IRQ_COAL:
+        return q->coal;
+    case FRAC_Q_VECTOR:
+        return q->id;
+    case FRAC_Q_JOBS:
+        return q->jobs;
+    }
+    return 0;
+}
+
+static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    FracState *s = opaque;
+    uint64_t v = 0;
+
+    if (addr >= FRAC_QREGS_BASE &&
+        addr < FRAC_QREG(s->num_queues, 0)) {
+        unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
+
+        v = frac_qreg_read(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE);
+        trace_frac_npu_mmio_read(addr, v);
+        return v;
+    }
+
+    switch (addr) {
+    case FRAC_REG_ID:
+        v = FRAC_ID_MAGIC;
+        break;
+    case FRAC_REG_VERSION:
+        v = FRAC_VERSION_MAJOR << 16 | FRAC_VERSION_MINOR;
+        break;
+    case FRAC_REG_CAP0:
+        v = s->num_queues | (ctz32(FRAC_RING_MAX_ENTRIES) << 8) |
+            (FRAC_NUM_ENGINES << 16);
+        break;
+    case FRAC_REG_CAP1:
+        v = FRAC_FEAT_GEMM_FP32 | FRAC_FEAT_GEMM_INT8 | FRAC_FEAT_CRC32C |
+            FRAC_FEAT_SGL | FRAC_FEAT_DEVMEM | FRAC_FEAT_TIMESTAMP |
+            (s->fault_injection ? FRAC_FEAT_FAULT_INJ : 0);
+        break;
+    case FRAC_REG_DEVMEM_SIZE_LO:
+        v = frac_lo(s->mem_size);
+        break;
+    case FRAC_REG_DEVMEM_SIZE_HI:
+        v = s->mem_size >> 32;
+        break;
+    case FRAC_REG_GEMM_MAX_DIM:
+        v = FRAC_GEMM_MAX_DIM;
+        break;
+    case FRAC_REG_SGL_MAX:
+        v = FRAC_SGL_MAX_ENTRIES;
+        break;
+    case FRAC_REG_CONTROL:
+        v = s->control;
+        break;
+    case FRAC_REG_STATUS:
+        v = s->status | (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0);
+        break;
+    case FRAC_REG_DMA_BITS:
+        v = s->dma_bits;
+        break;
+    case FRAC_REG_SCRATCH:
+        v = s->scratch;
+        break;
+    case FRAC_REG_ERR_STATUS:
+        v = s->err_status;
+        break;
+    case FRAC_REG_ERR_QUEUE:
+        v = s->err_queue;
+        break;
+    case FRAC_REG_ERR_ADDR_LO:
+        v = frac_lo(s->err_addr);
+        break;
+    case FRAC_REG_ERR_ADDR_HI:
+        v = s->err_addr >> 32;
+        break;
+    case FRAC_REG_INT_STATUS:
+        v = s->int_status;
+        break;
+    case FRAC_REG_INT_MASK:
+        v = s->int_mask;
+        break;
+    case FRAC_REG_ERR_VECTOR:
+        v = s->num_queues;
+        break;
+    case FRAC_REG_CLOCK_LO: {
+        uint64_t now = frac_clock(s);
+
+        s->clock_hi_latch = now >> 32;
+        v = frac_lo(now);
+        break;
+    }
+    case FRAC_REG_CLOCK_HI:
+        v = s->clock_hi_latch;
+        break;
+    case FRAC_REG_CLOCK_FREQ:
+        v = NANOSECONDS_PER_SECOND;
+        break;
+    case FRAC_REG_TEMP_MC:
+        frac_telemetry_update(s);
+        v = FRAC_TEMP_AMBIENT_MC + (uint32_t)(FRAC_TEMP_RANGE_MC * s->util_ewma);
+        break;
+    case FRAC_REG_POWER_MW:
+        frac_telemetry_update(s);
+        v = FRAC_POWER_IDLE_MW + (uint32_t)(FRAC_POWER_RANGE_MW * s->util_ewma);
+        break;
+    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA):
+    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE): {
+        uint64_t b = s->busy_ns[(addr - FRAC_REG_BUSY_NS_LO(0)) / 8];
+
+        s->busy_hi_latch = b >> 32;
+        v = frac_lo(b);
+        break;
+    }
+    case FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_DMA):
+    case FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_COMPUTE):
+        v = s->busy_hi_latch;
+        break;
+    case FRAC_REG_JOBS_DONE_LO:
+        v = frac_lo(s->jobs_done);
+        break;
+    case FRAC_REG_JOBS_DONE_HI:
+        v = s->jobs_done >> 32;
+        break;
+    case FRAC_REG_JOBS_ERR_LO:
+        v = frac_lo(s->jobs_err);
+        break;
+    case FRAC_REG_JOBS_ERR_HI:
+        v = s->jobs_err >> 32;
+        break;
+    case FRAC_REG_BYTES_RD_LO:
+        v = frac_lo(s->bytes_rd);
+        break;
+    case FRAC_REG_BYTES_RD_HI:
+        v = s->bytes_rd >> 32;
+        break;
+    case FRAC_REG_BYTES_WR_LO:
+        v = frac_lo(s->bytes_wr);
+        break;
+    case FRAC_REG_BYTES_WR_HI:
+        v = s->bytes_wr >> 32;
+        break;
+    case FRAC_REG_IRQS_LO:
+        v = frac_lo(s->irqs);
+        break;
+    case FRAC_REG_IRQS_HI:
+        v = s->irqs >> 32;
+        break;
+    case FRAC_REG_FI_ARMED:
+        if (s->fault_injection) {
+            for (unsigned i = 0; i < s->num_queues; i++) {
+                FracQueue *q = &s->q[i];
+
+                v |= q->hung ? BIT(FRAC_FAULT_HANG) : 0;
+                v |= q->fi_drop_irqs ? BIT(FRAC_FAULT_DROP_IRQ) : 0;
+                v |= q->fi_error_jobs ? BIT(FRAC_FAULT_ERROR) : 0;
+                v |= q->fi_dma_jobs ? BIT(FRAC_FAULT_DMA) : 0;
+                v |= q->fi_latency_ms ? BIT(FRAC_FAULT_LATENCY) : 0;
+            }
+            v |= s->status & FRAC_STS_FATAL ? BIT(FRAC_FAULT_FATAL) : 0;
+            break;
+        }
+        /* fall through */
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: read of unknown register %#"
+                  HWADDR_PRIx "\n", addr);
+        break;
+    }
+    trace_frac_npu_mmio_read(addr, v);
+    return v;
+}
+
+static void frac_set64(uint64_t *reg, bool hi, uint32_t val)
+{
+    if (hi) {
+        *reg = deposit64(*reg, 32, 32, val);
+    } else {
+        *reg = deposit64(*reg, 0, 32, val);
+    }
+}
+
+static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
+{
+    bool enabled = q->status & FRAC_QSTS_ENABLED;
+
+    switch (r) {
+    case FRAC_Q_SQ_BASE_LO:
+    case FRAC_Q_SQ_BASE_HI:
+    case FRAC_Q_CQ_BASE_LO:
+    case FRAC_Q_CQ_BASE_HI:
+    case FRAC_Q_SIZE:
+        if (enabled) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u ring register %#" HWADDR_PRIx
+                      " written while enabled\n", q->id, r);
+            return;
+        }
+        if (r == FRAC_Q_SIZE) {
+            q->size = val;
+        } else if (r <= FRAC_Q_SQ_BASE_HI) {
+            frac_set64(&q->sq_base, r == FRAC_Q_SQ_BASE_HI, val);
+        } else {
+            frac_set64(&q->cq_base, r == FRAC_Q_CQ_BASE_HI, val);
+        }
+        return;
+    case FRAC_Q_CTRL:
+        if (val & FRAC_QCTRL_RESET) {
+            frac_queue_reset(q);
+            return;
+        }
+        q->ctrl = val & FRAC_QCTRL_ENABLE;
+        if ((val & FRAC_QCTRL_ENABLE) && !enabled) {
+            frac_queue_enable(q);
+        } else if (!(val & FRAC_QCTRL_ENABLE) && enabled) {
+            q->status &= ~FRAC_QSTS_ENABLED;
+        }
+        return;
+    case FRAC_Q_IRQ_COAL:
+        q->coal = val & 0xffff00ff;
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: q%u write to read-only register %#"
+              HWADDR_PRIx "\n", q->id, r);
+}
+
+static void frac_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
+            Error **errp)
+{
+    FracQueue *q;
+
+    if (kind == FRAC_FAULT_FATAL) {
+        trace_frac_npu_fault(kind, qid, arg);
+        frac_enter_fatal(s);
+        return;
+    }
+    if (kind == FRAC_FAULT_NONE || kind >= FRAC_FAULT_MAX) {
+        error_setg(errp, "unknown fault kind %u", kind);
+        return;
+    }
+    if (qid >= s->num_queues) {
+        error_setg(errp, "queue %u out of range (device has %u)", qid, s->num_queues);
+        return;
+    }
+    q = &s->q[qid];
+    trace_frac_npu_fault(kind, qid, arg);
+    switch (kind) {
+    case FRAC_FAULT_HANG:
+        q->hung = true;
+        break;
+    case FRAC_FAULT_DROP_IRQ:
+        q->fi_drop_irqs = arg ? arg : 1;
+        break;
+    case FRAC_FAULT_ERROR:
+        q->fi_error_jobs = arg ? arg : 1;
+        break;
+    case FRAC_FAULT_DMA:
+        q->fi_dma_jobs = arg ? arg : 1;
+        break;
+    case FRAC_FAULT_LATENCY:
+        q->fi_latency_ms = arg ? arg : 100;
+        break;
+    }
+}
+
+static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    FracState *s = opaque;
+
+    trace_frac_npu_mmio_write(addr, val);
+    if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
+        unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
+
+        frac_qreg_write(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE, val);
+        return;
+    }
+
+    switch (addr) {
+    case FRAC_REG_CONTROL:
+        if (val & FRAC_CTRL_RESET) {
+            trace_frac_npu_reset("control");
+            frac_reset_all(s);
+            return;
+        }
+        s->control = val & FRAC_CTRL_ENABLE;
+        if (s->control & FRAC_CTRL_ENABLE) {
+            for (unsigned i = 0; i < s->num_queues; i++) {
+                frac_queue_kick(&s->q[i]);
+            }
+        }
+        return;
+    case FRAC_REG_DMA_BITS:
+        if (val < 32 || val > 64) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: DMA_BITS %" PRIu64 " outside 32..64\n", val);
+            return;
+        }
+        s->dma_bits = val;
+        qatomic_set(&s->dma_mask, val == 64 ? UINT64_MAX : (1ULL << val) - 1);
+        return;
+    case FRAC_REG_SCRATCH:
+        s->scratch = val;
+        return;
+    case FRAC_REG_ERR_STATUS:
+        s->err_status &= ~val;
+        return;
+    case FRAC_REG_INT_STATUS:
+        s->int_status &= ~val;
+        frac_update_intx(s);
+        return;
+    case FRAC_REG_INT_MASK:
+        s->int_mask = val;
+        frac_update_intx(s);
+        return;
+    case FRAC_REG_FI_CTRL:
+        if (s->fault_injection) {
+            Error *err = NULL;
+
+            frac_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
+            if (err) {
+                qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: FI_CTRL: %s\n",
+                          error_get_pretty(err));
+                error_free(err);
+            }
+            return;
+        }
+        break;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of %#" PRIx64
+              " to unknown or read-only register %#" HWADDR_PRIx "\n", val, addr);
+}
+
+static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    FracState *s = opaque;
+    unsigned qid = addr / FRAC_DB_STRIDE;
+    bool cq = addr % FRAC_DB_STRIDE;
+    FracQueue *q;
+
+    trace_frac_npu_doorbell(qid, cq ? "cq_head" : "sq_tail", val);
+    if (qid >= s->num_queues || (addr % 4)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: doorbell write at %#"
+                  HWADDR_PRIx " for no queue\n", addr);
+        frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, addr, true);
+        return;
+    }
+    q = &s->q[qid];
+    if (!(q->status & FRAC_QSTS_ENABLED) || val >= q->size) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                  "frac-npu: q%u bad %s doorbell %" PRIu64 " (size %u, %s)\n",
+                  qid, cq ? "CQ" : "SQ", val, q->size,
+                  q->status & FRAC_QSTS_ENABLED ? "enabled" : "disabled");
+        frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
+        return;
+    }
+    if (cq) {
+        q->cq_head = val;
+        if (q->cq_stalled) {
+            q->cq_stalled = false;
+            frac_queue_post(q);
+        }
+    } else {
+        q->sq_tail = val;
+        frac_queue_kick(q);
+    }
+}
+
+static uint64_t frac_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    /* Doorbells are write-only. */
+    return 0;
+}
+
+static const MemoryRegionOps frac_regs_ops = {
+    .read = frac_regs_read,
+    .write = frac_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+static const MemoryRegionOps frac_db_ops = {
+    .read = frac_db_read,
+    .write = frac_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+/* ---- QOM: run-time fault injection ------------------------------------- */
+
+static const char *const frac_fault_name[FRAC_FAULT_MAX] = {
+    [FRAC_FAULT_HANG] = "hang",
+    [FRAC_FAULT_DROP_IRQ] = "drop-irq",
+    [FRAC_FAULT_ERROR] = "error",
+    [FRAC_FAULT_DMA] = "dma",
+    [FRAC_FAULT_FATAL] = "fatal",
+    [FRAC_FAULT_LATENCY] = "latency",
+};
+
+static void frac_get_inject(Object *obj, Visitor *v, const char *name,
+                void *opaque, Error **errp)
+{
+    FracState *s = FRAC_NPU(obj);
+    char *val = g_strdup(s->last_inject ? s->last_inject : "");
+
+    visit_type_str(v, name, &val, errp);
+    g_free(val);
+}
+
+/* "kind[:queue[:arg]]", e.g. "hang:1", "drop-irq:0:3", "latency:2:50", "fatal" */
+static void frac_set_inject(Object *obj, Visitor *v, const char *name,
+                void *opaque, Error **errp)
+{
+    FracState *s = FRAC_NPU(obj);
+    g_autofree char *val = NULL;
+    g_auto(GStrv) parts = NULL;
+    unsigned kind = FRAC_FAULT_MAX, qid = 0;
+    uint64_t arg = 0;
+    int n;
+
+    if (!visit_type_str(v, name, &val, errp)) {
+        return;
+    }
+    parts = g_strsplit(val, ":", 3);
+    n = g_strv_length(parts);
+    for (unsigned k = 1; k < FRAC_FAULT_MAX && n; k++) {
+        if (!strcmp(parts[0], frac_fault_name[k])) {
+            kind = k;
+        }
+    }
+    if (kind == FRAC_FAULT_MAX) {
+        error_setg(errp, "unknown fault '%s' (hang, drop-irq, error, dma, fatal, latency)",
+               n ? parts[0] : "");
+        return;
+    }
+    if (n > 1) {
+        uint64_t tmp;
+
+        if (qemu_strtou64(parts[1], NULL, 0, &tmp) || tmp >= s->num_queues) {
+            error_setg(errp, "bad queue '%s'", parts[1]);
+            return;
+        }
+        qid = tmp;
+    }
+    if (n > 2 && (qemu_strtou64(parts[2], NULL, 0, &arg) || arg > UINT16_MAX)) {
+        error_setg(errp, "bad argument '%s' (0..65535)", parts[2]);
+        return;
+    }
+    if (!qdev_is_realized(DEVICE(s))) {
+        error_setg(errp, "device not realized");
+        return;
+    }
+    frac_inject(s, kind, qid, arg, errp);
+    g_free(s->last_inject);
+    s->last_inject = g_strdup(val);
+}
+
+/* ---- PCI ---------------------------------------------------------------- */
+
+static void frac_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+static void frac_reset(DeviceState *dev)
+{
+    FracState *s = FRAC_NPU(dev);
+
+    trace_frac_npu_reset("device");
+    frac_reset_all(s);
+}
+
+static void frac_realize(PCIDevice *pdev, Error **errp)
+{
+    FracState *s = FRAC_NPU(pdev);
+    uint8_t *conf = pdev->config;
+    unsigned nvec;
+    int ret;
+
+    if (s->num_queues < FRAC_MIN_QUEUES || s->num_queues > FRAC_MAX_QUEUES) {
+        error_setg(errp, "queues must be %u..%u, not %u", FRAC_MIN_QUEUES,
+               FRAC_MAX_QUEUES, s->num_queues);
+        return;
+    }
+    if (s->mem_size < 1 * MiB || s->mem_size > 64 * GiB || !is_power_of_2(s->mem_size)) {
+        error_setg(errp, "mem-size must be a power of two in 1M..64G");
+        return;
+    }
+
+    conf[PCI_INTERRUPT_PIN] = 1;
+    pci_config_set_class(conf, FRAC_PCI_CLASS);
+
+    memory_region_init(&s->bar0, OBJECT(s), "frac-npu.bar0", FRAC_BAR0_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &frac_regs_ops, s, "frac-npu.regs",
+                  FRAC_REGS_SIZE);
+    memory_region_init_io(&s->db, OBJECT(s), &frac_db_ops, s, "frac-npu.doorbells",
+                  FRAC_DB_SIZE);
+    memory_region_add_subregion(&s->bar0, FRAC_REGS_OFFSET, &s->regs);
+    memory_region_add_subregion(&s->bar0, FRAC_DB_OFFSET, &s->db);
+    pci_register_bar(pdev, FRAC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
+             PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+
+    if (!memory_region_init_ram(&s->devmem, OBJECT(s), "frac-npu.devmem",
+                    s->mem_size, errp)) {
+        return;
+    }
+    s->devmem_ptr = memory_region_get_ram_ptr(&s->devmem);
+    pci_register_bar(pdev, FRAC_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
+             PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+             &s->devmem);
+
+    /* Capabilities: PM, MSI, MSI-X, PCIe (FLR), AER. */
+    ret = pci_pm_init(pdev, 0x40, errp);
+    if (ret < 0) {
+        return;
+    }
+    if (s->use_msi && msi_init(pdev, FRAC_MSI_CAP_OFFSET, 1, true, false, errp) < 0) {
+        return;
+    }
+    nvec = s->num_queues + 1;
+    if (s->use_msix) {
+        ret = msix_init(pdev, nvec, &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_TABLE_OFFSET,
+                &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_PBA_OFFSET, 0, errp);
+        if (ret < 0) {
+            goto err_msi;
+        }
+        for (unsigned i = 0; i < nvec; i++) {
+            msix_vector_use(pdev, i);
+        }
+    }
+    ret = pcie_endpoint_cap_init(pdev, FRAC_PCIE_CAP_OFFSET);
+    if (ret < 0) {
+        error_setg(errp, "PCIe capability: %d", ret);
+        goto err_msix;
+    }
+    pcie_cap_flr_init(pdev);
+    pcie_cap_deverr_init(pdev);
+    if (pcie_aer_init(pdev, PCI_ERR_VER, FRAC_AER_OFFSET, PCI_ERR_SIZEOF, errp) < 0) {
+        goto err_pcie;
+    }
+
+    s->clock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+        g_autofree char *name = g_strdup_printf("frac-npu-q%u", i);
+
+        q->s = s;
+        q->id = i;
+        q->phase = true;
+        QTAILQ_INIT(&q->pending);
+        QSIMPLEQ_INIT(&q->work);
+        QSIMPLEQ_INIT(&q->done);
+        qemu_mutex_init(&q->lock);
+        qemu_cond_init(&q->cond);
+        q->fetch_bh = qemu_bh_new_guarded(frac_fetch_bh, q,
+                          &DEVICE(s)->mem_reentrancy_guard);
+        q->done_bh = qemu_bh_new_guarded(frac_done_bh, q,
+                         &DEVICE(s)->mem_reentrancy_guard);
+        q->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_fetch_timer, q);
+        q->post_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_post_timer, q);
+        q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_coal_timer, q);
+        qemu_thread_create(&q->thread, name, frac_worker, q, QEMU_THREAD_JOINABLE);
+    }
+    frac_reset_all(s);
+    return;
+
+err_pcie:
+    pcie_cap_exit(pdev);
+err_msix:
+    if (s->use_msix) {
+        msix_uninit(pdev, &s->bar0, &s->bar0);
+    }
+err_msi:
+    msi_uninit(pdev);
+}
+
+static void frac_exit(PCIDevice *pdev)
+{
+    FracState *s = FRAC_NPU(pdev);
+
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+        FracJob *job;
+
+        qemu_mutex_lock(&q->lock);
+        q->stop = true;
+        qemu_cond_signal(&q->cond);
+        qemu_mutex_unlock(&q->lock);
+        qemu_thread_join(&q->thread);
+
+        frac_queue_reset(q);
+        while ((job = QSIMPLEQ_FIRST(&q->done))) {
+            QSIMPLEQ_REMOVE_HEAD(&q->done, link);
+            frac_job_free(job);
+        }
+        qemu_bh_delete(q->fetch_bh);
+        qemu_bh_delete(q->done_bh);
+        timer_free(q->fetch_timer);
+        timer_free(q->post_timer);
+        timer_free(q->coal_timer);
+        qemu_cond_destroy(&q->cond);
+        qemu_mutex_destroy(&q->lock);
+    }
+    pcie_aer_exit(pdev);
+    pcie_cap_exit(pdev);
+    if (s->use_msix) {
+        msix_uninit(pdev, &s->bar0, &s->bar0);
+    }
+    msi_uninit(pdev);
+    g_free(s->last_inject);
+}
+
+static const Property frac_props[] = {
+    DEFINE_PROP_UINT32("queues", FracState, num_queues, 4),
+    DEFINE_PROP_SIZE("mem-size", FracState, mem_size, 256 * MiB),
+    DEFINE_PROP_UINT32("fetch-latency-ns", FracState, fetch_latency_ns, 2000),
+    DEFINE_PROP_UINT32("completion-latency-ns", FracState, completion_latency_ns, 1000),
+    DEFINE_PROP_UINT32("dma-bandwidth-mbps", FracState, dma_bw_mbps, 8000),
+    DEFINE_PROP_UINT32("compute-gflops", FracState, compute_gflops, 200),
+    DEFINE_PROP_BOOL("zero-latency", FracState, zero_latency, false),
+    DEFINE_PROP_BOOL("fault-injection", FracState, fault_injection, false),
+    DEFINE_PROP_BOOL("msix", FracState, use_msix, true),
+    DEFINE_PROP_BOOL("msi", FracState, use_msi, true),
+};
+
+static const VMStateDescription frac_vmstate = {
+    .name = "frac-npu",
+    .unmigratable = 1,
+};
+
+static void frac_instance_init(Object *obj)
+{
+    object_property_add(obj, "inject", "str", frac_get_inject, frac_set_inject,
+                NULL, NULL);
+    object_property_set_description(obj, "inject",
+        "Inject a fault at run time: kind[:queue[:arg]] with kind one of "
+        "hang, drop-irq, error, dma, fatal, latency");
+}
+
+static void frac_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+
+    pc->realize = frac_realize;
+    pc->exit = frac_exit;
+    pc->config_write = frac_write_config;
+    pc->vendor_id = FRAC_PCI_VENDOR_ID;
+    pc->device_id = FRAC_PCI_DEVICE_ID;
+    pc->revision = FRAC_PCI_REVISION;
+    pc->class_id = FRAC_PCI_CLASS;
+
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    dc->desc = "FRAC-1 AI inference accelerator";
+    device_class_set_props(dc, frac_props);
+    dc->vmsd = &frac_vmstate;
+    device_class_set_legacy_reset(dc, frac_reset);
+}
+
+static const TypeInfo frac_info = {
+    .name = TYPE_FRAC_NPU,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(FracState),
+    .instance_init = frac_instance_init,
+    .class_init = frac_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void frac_register_types(void)
+{
+    type_register_static(&frac_info);
+}
+
+type_init(frac_register_types)

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Install the Debian packages frac needs (bookworm + bookworm-backports), idempotently.
+# Usage: scripts/deps.sh            (needs root; does nothing when all are present)
+set -euo pipefail
+
+BPO_FILE=/etc/apt/sources.list.d/frac-backports.sources
+
+# Packages from bookworm-backports: the 6.12 kernel we test on, and the QEMU build deps.
+BPO_PKGS=(linux-image-amd64 linux-headers-amd64 meson python3-pycotap)
+# Packages from bookworm.
+PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev python3-venv
+      bzip2 xz-utils seabios qemu-system-data ccache pciutils busybox-static cpio kmod
+      libcap-ng-dev libattr1-dev)
+
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: must run as root to install packages: ${*}" >&2
+		exit 1
+	fi
+}
+
+missing=()
+for p in "${BPO_PKGS[@]}" "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && [ -f "$BPO_FILE" ] && exit 0
+need_root "${missing[@]}"
+
+if [ ! -f "$BPO_FILE" ]; then
+	# Same mirror and keyring as the system's bookworm entry.
+	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+	key=$(awk '/^Signed-By:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+	cat > "$BPO_FILE" <<SRC
+Types: deb deb-src
+URIs: ${uri:-http://deb.debian.org/debian}
+Suites: bookworm-backports
+Components: main
+Signed-By: ${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
+SRC
+	apt-get update -qq
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BPO_PKGS[@]}" >/dev/null
+apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
