@@ -23,6 +23,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <math.h>
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
@@ -30,6 +31,7 @@
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qemu/crc32c.h"
+#include "qemu/cutils.h"
 #include "qemu/bswap.h"
 #include "qemu/rcu.h"
 #include "qemu/queue.h"
@@ -50,21 +52,21 @@
 #define TYPE_FRAC_NPU "frac-npu"
 OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 
-#define FRAC_PCIE_CAP_OFFSET	0x80
-#define FRAC_MSI_CAP_OFFSET	0x60
-#define FRAC_AER_OFFSET		0x100
+#define FRAC_PCIE_CAP_OFFSET 0x80
+#define FRAC_MSI_CAP_OFFSET 0x60
+#define FRAC_AER_OFFSET 0x100
 
 /* Jobs at or below these sizes run in the main loop instead of the worker. */
-#define FRAC_INLINE_BYTES	(64 * KiB)
-#define FRAC_INLINE_MACS	(64 * 1024)
-#define FRAC_CHUNK		(256 * KiB)
+#define FRAC_INLINE_BYTES (64 * KiB)
+#define FRAC_INLINE_MACS (64 * 1024)
+#define FRAC_CHUNK (256 * KiB)
 
 /* Temperature and power model */
-#define FRAC_TEMP_AMBIENT_MC	35000
-#define FRAC_TEMP_RANGE_MC	50000
-#define FRAC_POWER_IDLE_MW	8000
-#define FRAC_POWER_RANGE_MW	67000
-#define FRAC_THERMAL_TAU_NS	(2 * NANOSECONDS_PER_SECOND)
+#define FRAC_TEMP_AMBIENT_MC 35000
+#define FRAC_TEMP_RANGE_MC 50000
+#define FRAC_POWER_IDLE_MW 8000
+#define FRAC_POWER_RANGE_MW 67000
+#define FRAC_THERMAL_TAU_NS (2 * NANOSECONDS_PER_SECOND)
 
 typedef struct FracQueue FracQueue;
 
@@ -81,32 +83,32 @@ typedef struct FracSeg {
 
 typedef struct FracOperand {
     FracOperandKind kind;
-    uint64_t addr;		/* host address, SGL address or devmem offset */
-    uint64_t len;		/* bytes the job touches */
-    FracSeg *segs;		/* resolved SGL, kind == FRAC_OPND_SGL */
+    uint64_t addr;  /* host address, SGL address or devmem offset */
+    uint64_t len;  /* bytes the job touches */
+    FracSeg *segs;  /* resolved SGL, kind == FRAC_OPND_SGL */
     unsigned nsegs;
 } FracOperand;
 
 typedef struct FracJob {
-    QTAILQ_ENTRY(FracJob) pending;	/* FracQueue.pending, main loop */
-    QSIMPLEQ_ENTRY(FracJob) link;	/* worker lists, under FracQueue.lock */
+    QTAILQ_ENTRY(FracJob) pending; /* FracQueue.pending, main loop */
+    QSIMPLEQ_ENTRY(FracJob) link; /* worker lists, under FracQueue.lock */
     FracQueue *q;
     struct frac_desc desc;
-    uint32_t gen;		/* FracQueue.gen at fetch */
+    uint32_t gen;  /* FracQueue.gen at fetch */
     uint16_t sq_head;
-    bool in_worker;		/* main loop: handed over, not yet back */
-    bool finished;		/* main loop: result valid */
+    bool in_worker;  /* main loop: handed over, not yet back */
+    bool finished;  /* main loop: result valid */
     bool inject_error;
     bool inject_dma;
-    uint64_t extra_ns;	/* injected latency */
-    int64_t deadline;	/* QEMU_CLOCK_VIRTUAL, post no earlier */
+    uint64_t extra_ns; /* injected latency */
+    int64_t deadline; /* QEMU_CLOCK_VIRTUAL, post no earlier */
     /* Results */
     uint32_t status;
     uint64_t result;
     uint64_t err_addr;
-    uint64_t t_start, t_end;	/* device clock */
+    uint64_t t_start, t_end; /* device clock */
     uint64_t bytes_rd, bytes_wr;
-    uint64_t dma_ns, compute_ns;	/* engine time for telemetry */
+    uint64_t dma_ns, compute_ns; /* engine time for telemetry */
 } FracJob;
 
 struct FracQueue {
@@ -126,13 +128,13 @@ struct FracQueue {
     uint32_t jobs;
 
     /* Model state; main loop only */
-    uint32_t gen;		/* read by the worker with qatomic_read */
-    int64_t busy_until;	/* device clock, end of the last modelled job */
-    unsigned inflight;	/* fetched, completion not yet posted */
-    unsigned outstanding;	/* handed to the worker, not yet back */
+    uint32_t gen;  /* read by the worker with qatomic_read */
+    int64_t busy_until; /* device clock, end of the last modelled job */
+    unsigned inflight; /* fetched, completion not yet posted */
+    unsigned outstanding; /* handed to the worker, not yet back */
     bool cq_stalled;
     uint32_t coal_pending;
-    QTAILQ_HEAD(, FracJob) pending;	/* fetch order */
+    QTAILQ_HEAD(, FracJob) pending; /* fetch order */
     QEMUBH *fetch_bh;
     QEMUTimer *fetch_timer;
     QEMUTimer *post_timer;
@@ -148,7 +150,7 @@ struct FracQueue {
 
     /* Worker */
     QemuThread thread;
-    QemuMutex lock;		/* Protects work, done, stop */
+    QemuMutex lock;  /* Protects work, done, stop */
     QemuCond cond;
     QSIMPLEQ_HEAD(, FracJob) work;
     QSIMPLEQ_HEAD(, FracJob) done;
@@ -170,7 +172,7 @@ struct FracState {
     uint32_t control;
     uint32_t status;
     uint32_t dma_bits;
-    uint64_t dma_mask;	/* derived from dma_bits; read by workers */
+    uint64_t dma_mask; /* derived from dma_bits; read by workers */
     uint32_t scratch;
     uint32_t err_status;
     uint32_t err_queue;
@@ -325,7 +327,8 @@ static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
         if (addr <= base + size - 1 && base <= last) {
             job->err_addr = MAX(addr, base);
             qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u job %#" PRIx64 " DMA to own BAR%d at %#" PRIx64 "\n",
+                      "frac-npu: q%u job 0x%" PRIx64 " DMA to own BAR%d at 0x%"
+                      PRIx64 "\n",
                       job->q->id, job->desc.job_id, bars[i], job->err_addr);
             return false;
         }
@@ -339,11 +342,6 @@ static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
     PCIDevice *pdev = PCI_DEVICE(job->q->s);
     MemTxResult r;
 
-    if (job->inject_dma) {
-        job->inject_dma = false;
-        job->err_addr = addr;
-        return FRAC_STATUS_DMA_FAULT;
-    }
     if (!frac_host_range_ok(job, addr, len)) {
         return FRAC_STATUS_DMA_FAULT;
     }
@@ -410,7 +408,7 @@ static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
 bad:
     job->err_addr = list;
     qemu_log_mask(LOG_GUEST_ERROR,
-              "frac-npu: q%u job %#" PRIx64 " bad SG list at %#" PRIx64 "\n",
+              "frac-npu: q%u job 0x%" PRIx64 " bad SG list at 0x%" PRIx64 "\n",
               job->q->id, job->desc.job_id, list);
     return FRAC_STATUS_BAD_DESC;
 }
@@ -674,6 +672,12 @@ static void frac_job_execute(FracJob *job)
     uint64_t ssz, dsz, asz;
     uint64_t t0 = frac_clock(s);
 
+    if (job->inject_dma) {
+        /* Injected: the job's first transfer faults. */
+        job->status = FRAC_STATUS_DMA_FAULT;
+        job->err_addr = d->src ? d->src : d->dst;
+        goto timestamps;
+    }
     frac_job_sizes(d, &ssz, &dsz, &asz);
     frac_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
     frac_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
@@ -713,6 +717,7 @@ out:
     frac_operand_free(&src);
     frac_operand_free(&dst);
     frac_operand_free(&aux);
+timestamps:
     if (s->zero_latency) {
         /* No model: the device clock at the real start and end. */
         job->t_start = t0;
@@ -768,8 +773,8 @@ static uint32_t frac_devmem_check(FracState *s, FracJob *job, uint8_t flag,
     if (off >= s->mem_size || len > s->mem_size - off) {
         job->err_addr = off;
         qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u job %#" PRIx64 " device memory [%#" PRIx64
-                  ", +%#" PRIx64 ") out of range\n",
+                  "frac-npu: q%u job 0x%" PRIx64 " device memory [0x%" PRIx64
+                  ", +0x%" PRIx64 ") out of range\n",
                   job->q->id, job->desc.job_id, off, len);
         return FRAC_STATUS_DEVMEM_RANGE;
     }
@@ -881,7 +886,7 @@ static void frac_queue_fetch(FracQueue *q)
 
         if (pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
             qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u descriptor fetch from %#" PRIx64 " failed\n",
+                      "frac-npu: q%u descriptor fetch from 0x%" PRIx64 " failed\n",
                       q->id, addr);
             g_free(job);
             q->status |= FRAC_QSTS_ERROR;
@@ -913,7 +918,7 @@ static void frac_queue_fetch(FracQueue *q)
         job->status = frac_validate(s, job);
         if (job->status) {
             qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u job %#" PRIx64 " rejected, status %u\n",
+                      "frac-npu: q%u job 0x%" PRIx64 " rejected, status %u\n",
                       q->id, d->job_id, job->status);
             trace_frac_npu_bad_desc(q->id, d->job_id, job->status);
         } else if (q->fi_error_jobs) {
@@ -1010,7 +1015,7 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     cqe.err_addr = cpu_to_le64(job->err_addr);
     if (pci_dma_write(PCI_DEVICE(s), addr, &cqe, sizeof(cqe)) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u completion write to %#" PRIx64 " failed\n",
+                  "frac-npu: q%u completion write to 0x%" PRIx64 " failed\n",
                   q->id, addr);
         q->status |= FRAC_QSTS_ERROR;
         q->status &= ~FRAC_QSTS_ENABLED;
@@ -1158,14 +1163,16 @@ static void frac_queue_enable(FracQueue *q)
 
     if (!ok) {
         qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u enable with bad ring: size %u sq %#" PRIx64
-                  " cq %#" PRIx64 "\n", q->id, q->size, q->sq_base, q->cq_base);
+                  "frac-npu: q%u enable with bad ring: size %u sq 0x%" PRIx64
+                  " cq 0x%" PRIx64 "\n", q->id, q->size, q->sq_base, q->cq_base);
         q->status |= FRAC_QSTS_ERROR;
         return;
     }
     q->status = FRAC_QSTS_ENABLED;
-    q->phase = true;
     trace_frac_npu_queue_enable(q->id, q->size, q->sq_base, q->cq_base);
+    /* Re-enabled after a disable: go on where the queue stopped. */
+    frac_queue_post(q);
+    frac_queue_kick(q);
 }
 
 static void frac_reset_all(FracState *s)
@@ -1408,7 +1415,7 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         }
         /* fall through */
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: read of unknown register %#"
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: read of unknown register 0x%"
                   HWADDR_PRIx "\n", addr);
         break;
     }
@@ -1437,7 +1444,7 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
     case FRAC_Q_SIZE:
         if (enabled) {
             qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u ring register %#" HWADDR_PRIx
+                      "frac-npu: q%u ring register 0x%" HWADDR_PRIx
                       " written while enabled\n", q->id, r);
             return;
         }
@@ -1465,7 +1472,7 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
         q->coal = val & 0xffff00ff;
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: q%u write to read-only register %#"
+    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: q%u write to read-only register 0x%"
               HWADDR_PRIx "\n", q->id, r);
 }
 
@@ -1571,8 +1578,8 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
         }
         break;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of %#" PRIx64
-              " to unknown or read-only register %#" HWADDR_PRIx "\n", val, addr);
+    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of 0x%" PRIx64
+              " to unknown or read-only register 0x%" HWADDR_PRIx "\n", val, addr);
 }
 
 static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
@@ -1584,7 +1591,7 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
 
     trace_frac_npu_doorbell(qid, cq ? "cq_head" : "sq_tail", val);
     if (qid >= s->num_queues || (addr % 4)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: doorbell write at %#"
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: doorbell write at 0x%"
                   HWADDR_PRIx " for no queue\n", addr);
         frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, addr, true);
         return;
@@ -1675,7 +1682,8 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
         }
     }
     if (kind == FRAC_FAULT_MAX) {
-        error_setg(errp, "unknown fault '%s' (hang, drop-irq, error, dma, fatal, latency)",
+        error_setg(errp, "unknown fault '%s' "
+                   "(hang, drop-irq, error, dma, fatal, latency)",
                n ? parts[0] : "");
         return;
     }
