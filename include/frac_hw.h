@@ -15,6 +15,7 @@
 
 #ifdef __KERNEL__
 #include <linux/types.h>
+#include <linux/stddef.h>
 #include <linux/build_bug.h>
 #define FRAC_STATIC_ASSERT(e, m) static_assert(e, m)
 typedef __u8 frac_u8;

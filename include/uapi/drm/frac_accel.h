@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * Copyright (c) 2026 The frac authors
+ */
+#ifndef __UAPI_FRAC_ACCEL_H__
+#define __UAPI_FRAC_ACCEL_H__
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/**
+ * DOC: frac accel uAPI
+ *
+ * The FRAC-1 accelerator is a DRM accel device, /dev/accel/accelN. A client
+ * allocates buffer objects (BOs) in host memory or in the device's own memory,
+ * maps them, and submits jobs: a job is a list of commands (copy, fill, CRC32C,
+ * GEMM, timestamp) that run in order on one hardware queue. Commands name
+ * memory only as (BO handle, offset) pairs; the driver checks every range
+ * against the BO and builds the device descriptors itself, so a job can reach
+ * nothing but the BOs it names.
+ *
+ * Each job gets a job id, unique within the file, and a fence. Completion is
+ * awaited with DRM_IOCTL_FRAC_WAIT (by job id, with a timeout), with a DRM
+ * syncobj given as out_syncobj, or with poll() on the file. A job that ends in
+ * error reports a negative errno: -EIO (the device reported an error for one
+ * of its commands, or the job was cancelled by the reset of a queue that hung
+ * on another job), -ETIMEDOUT (the job itself exceeded the job timeout and its
+ * queue was reset), -ENODEV (the device was removed).
+ *
+ * Every structure is a multiple of 8 bytes with explicit padding. Reserved and
+ * padding fields must be zero and unknown flags are rejected with -EINVAL, so
+ * they can be given a meaning later; structures grow only at the end (the DRM
+ * core zero-fills fields an older userspace does not pass).
+ */
+
+#define DRM_FRAC_GET_PARAM		0x00
+#define DRM_FRAC_BO_CREATE		0x01
+#define DRM_FRAC_BO_INFO		0x02
+#define DRM_FRAC_SUBMIT			0x03
+#define DRM_FRAC_WAIT			0x04
+
+#define DRM_IOCTL_FRAC_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_GET_PARAM, struct drm_frac_get_param)
+#define DRM_IOCTL_FRAC_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_BO_CREATE, struct drm_frac_bo_create)
+#define DRM_IOCTL_FRAC_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_BO_INFO, struct drm_frac_bo_info)
+#define DRM_IOCTL_FRAC_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_SUBMIT, struct drm_frac_submit)
+#define DRM_IOCTL_FRAC_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_WAIT, struct drm_frac_wait)
+
+/* Parameters of DRM_IOCTL_FRAC_GET_PARAM */
+#define DRM_FRAC_PARAM_DEVICE_ID	0	/* PCI vendor << 16 | device */
+#define DRM_FRAC_PARAM_HW_VERSION	1	/* major << 16 | minor */
+#define DRM_FRAC_PARAM_NUM_QUEUES	2
+#define DRM_FRAC_PARAM_DEVMEM_SIZE	3	/* bytes of device memory */
+#define DRM_FRAC_PARAM_FEATURES		4	/* DRM_FRAC_FEAT_* */
+#define DRM_FRAC_PARAM_GEMM_MAX_DIM	5
+#define DRM_FRAC_PARAM_MAX_CMDS		6	/* commands per job */
+#define DRM_FRAC_PARAM_DEVICE_CLOCK	7	/* device clock now, ns */
+#define DRM_FRAC_PARAM_CLOCK_OFFSET	8	/* CLOCK_MONOTONIC ns - device ns */
+
+#define DRM_FRAC_FEAT_GEMM_FP32		(1 << 0)
+#define DRM_FRAC_FEAT_GEMM_INT8		(1 << 1)
+#define DRM_FRAC_FEAT_CRC32C		(1 << 2)
+#define DRM_FRAC_FEAT_DEVMEM		(1 << 4)
+#define DRM_FRAC_FEAT_FAULT_INJ		(1 << 5)
+#define DRM_FRAC_FEAT_TIMESTAMP		(1 << 6)
+
+/**
+ * struct drm_frac_get_param - query a device parameter
+ */
+struct drm_frac_get_param {
+	/** @param: in, DRM_FRAC_PARAM_* */
+	__u32 param;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @value: out, the parameter's value */
+	__u64 value;
+};
+
+/* BO placement */
+#define DRM_FRAC_BO_DEVMEM		(1 << 0)	/* in device memory (BAR2) */
+#define DRM_FRAC_BO_FLAGS		DRM_FRAC_BO_DEVMEM
+
+/**
+ * struct drm_frac_bo_create - allocate a buffer object
+ *
+ * Host BOs are shmem pages mapped for the device's DMA; device BOs live in
+ * the device's memory. Both can be mmap()ed at the offset BO_INFO returns;
+ * host BOs can also be exported as dma-bufs.
+ */
+struct drm_frac_bo_create {
+	/** @size: in, bytes (rounded up to the page size), 1 .. device limit */
+	__u64 size;
+	/** @flags: in, DRM_FRAC_BO_* */
+	__u32 flags;
+	/** @handle: out, GEM handle */
+	__u32 handle;
+};
+
+/**
+ * struct drm_frac_bo_info - describe a buffer object
+ */
+struct drm_frac_bo_info {
+	/** @handle: in, GEM handle */
+	__u32 handle;
+	/** @flags: out, DRM_FRAC_BO_* the BO was created with */
+	__u32 flags;
+	/** @size: out, bytes */
+	__u64 size;
+	/** @mmap_offset: out, offset to pass to mmap() on the device file */
+	__u64 mmap_offset;
+	/** @devmem_offset: out, offset in device memory, 0 for host BOs */
+	__u64 devmem_offset;
+};
+
+/* Commands */
+#define DRM_FRAC_OP_NOP			0
+#define DRM_FRAC_OP_COPY		1	/* dst = src, len bytes */
+#define DRM_FRAC_OP_FILL		2	/* dst = le32 arg[0] repeated, len bytes */
+#define DRM_FRAC_OP_CRC32C		3	/* result = crc32c(src, len), seed arg[0] */
+#define DRM_FRAC_OP_GEMM		4	/* dst = src(MxK) x aux(KxN), arg = M, N, K, type */
+#define DRM_FRAC_OP_TIMESTAMP		5	/* result = device clock; to dst if len == 8 */
+
+#define DRM_FRAC_GEMM_FP32		0	/* fp32 in, fp32 out */
+#define DRM_FRAC_GEMM_INT8		1	/* int8 in, int32 out */
+
+/**
+ * struct drm_frac_cmd - one command of a job
+ *
+ * Operands are (GEM handle, byte offset). An unused operand has handle 0 and
+ * offset 0. The bytes each command touches: COPY len of src and dst; FILL len
+ * of dst; CRC32C len of src; GEMM M*K (src), K*N (aux) elements of 4 (fp32) or
+ * 1 (int8) bytes and M*N*4 bytes of dst, with len 0; TIMESTAMP 8 bytes of dst
+ * when len is 8, none when len is 0.
+ */
+struct drm_frac_cmd {
+	/** @op: DRM_FRAC_OP_* */
+	__u32 op;
+	/** @flags: must be zero */
+	__u32 flags;
+	/** @src_handle: source BO */
+	__u32 src_handle;
+	/** @dst_handle: destination BO */
+	__u32 dst_handle;
+	/** @aux_handle: GEMM B operand BO */
+	__u32 aux_handle;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @src_offset: byte offset in @src_handle */
+	__u64 src_offset;
+	/** @dst_offset: byte offset in @dst_handle */
+	__u64 dst_offset;
+	/** @aux_offset: byte offset in @aux_handle */
+	__u64 aux_offset;
+	/** @len: bytes, see above */
+	__u64 len;
+	/** @arg: FILL pattern; CRC32C seed; GEMM M, N, K, type; else zero */
+	__u32 arg[4];
+};
+
+#define DRM_FRAC_MAX_CMDS		64
+
+#define DRM_FRAC_PRIO_LOW		0
+#define DRM_FRAC_PRIO_NORMAL		1
+#define DRM_FRAC_PRIO_HIGH		2
+
+/**
+ * struct drm_frac_submit - submit a job
+ */
+struct drm_frac_submit {
+	/** @cmds: in, user pointer to @cmd_count struct drm_frac_cmd */
+	__u64 cmds;
+	/** @cmd_count: in, 1 .. DRM_FRAC_MAX_CMDS */
+	__u32 cmd_count;
+	/** @cmd_size: in, sizeof(struct drm_frac_cmd) as userspace knows it */
+	__u32 cmd_size;
+	/** @queue: in, hardware queue, 0 .. NUM_QUEUES - 1 */
+	__u32 queue;
+	/** @priority: in, DRM_FRAC_PRIO_* */
+	__u32 priority;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @in_syncobj: in, syncobj the job waits for, 0 for none */
+	__u32 in_syncobj;
+	/** @out_syncobj: in, syncobj that receives the job's fence, 0 for none */
+	__u32 out_syncobj;
+	/** @job_id: out, id for DRM_IOCTL_FRAC_WAIT */
+	__u32 job_id;
+};
+
+/**
+ * struct drm_frac_wait - wait for a job
+ *
+ * Returns 0 once the job has ended (successfully or not: see @status),
+ * -ETIME if @timeout_ns passed first, -EINVAL for an unknown job id. A job id
+ * can be waited for until it has been seen ended once.
+ */
+struct drm_frac_wait {
+	/** @job_id: in, from DRM_IOCTL_FRAC_SUBMIT */
+	__u32 job_id;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @timeout_ns: in, relative timeout; 0 polls, negative waits forever */
+	__s64 timeout_ns;
+	/** @status: out, 0 or the negative errno the job ended with */
+	__s32 status;
+	/** @pad: out, zero */
+	__u32 pad;
+	/** @result: out, result of the job's last command (CRC32C, TIMESTAMP) */
+	__u64 result;
+	/** @t_start: out, device clock when the job's first command started, ns */
+	__u64 t_start;
+	/** @t_end: out, device clock when its last command ended, ns */
+	__u64 t_end;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* __UAPI_FRAC_ACCEL_H__ */

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * DRM accel driver for the FRAC-1 AI inference accelerator: the DRM device,
+ * its ioctls and per-file contexts.
+ */
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
+
+#include <frac_accel.h>
+
+#include "frac_drv.h"
+
+unsigned int frac_dbg_mask;
+module_param_named(dbg_mask, frac_dbg_mask, uint, 0644);
+MODULE_PARM_DESC(dbg_mask, "Debug categories: 1 REG, 2 IRQ, 4 JOB, 8 BO, 16 RESET");
+
+u64 frac_device_clock(struct frac_device *fdev)
+{
+	/* Reading CLOCK_LO latches CLOCK_HI. */
+	return frac_rd64(fdev, FRAC_REG_CLOCK_LO);
+}
+
+static int frac_get_param_ioctl(struct drm_device *dev, void *data,
+				struct drm_file *file)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	struct drm_frac_get_param *args = data;
+	int idx, ret = 0;
+
+	if (args->pad)
+		return -EINVAL;
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	switch (args->param) {
+	case DRM_FRAC_PARAM_DEVICE_ID:
+		args->value = (u32)fdev->pdev->vendor << 16 | fdev->pdev->device;
+		break;
+	case DRM_FRAC_PARAM_HW_VERSION:
+		args->value = fdev->hw_version;
+		break;
+	case DRM_FRAC_PARAM_NUM_QUEUES:
+		args->value = fdev->num_queues;
+		break;
+	case DRM_FRAC_PARAM_DEVMEM_SIZE:
+		args->value = fdev->devmem_size;
+		break;
+	case DRM_FRAC_PARAM_FEATURES:
+		args->value = fdev->features;
+		break;
+	case DRM_FRAC_PARAM_GEMM_MAX_DIM:
+		args->value = fdev->gemm_max_dim;
+		break;
+	case DRM_FRAC_PARAM_MAX_CMDS:
+		args->value = DRM_FRAC_MAX_CMDS;
+		break;
+	case DRM_FRAC_PARAM_DEVICE_CLOCK:
+		args->value = frac_device_clock(fdev);
+		break;
+	case DRM_FRAC_PARAM_CLOCK_OFFSET: {
+		/* Bracket the device read with two host reads; take the midpoint. */
+		u64 t0 = ktime_get_ns();
+		u64 dev_ns = frac_device_clock(fdev);
+		u64 t1 = ktime_get_ns();
+
+		args->value = t0 + (t1 - t0) / 2 - dev_ns;
+		break;
+	}
+	default:
+		ret = -EINVAL;
+	}
+
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void frac_file_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct frac_file, ref));
+}
+
+void frac_file_put(struct frac_file *ff)
+{
+	kref_put(&ff->ref, frac_file_release);
+}
+
+static int frac_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	struct frac_file *ff;
+	int idx, ret;
+
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	if (!ff) {
+		ret = -ENOMEM;
+		goto err_dev_exit;
+	}
+	kref_init(&ff->ref);
+	ff->fdev = fdev;
+	init_waitqueue_head(&ff->wq);
+
+	ret = xa_alloc_cyclic(&fdev->contexts, &ff->id, ff, xa_limit_32b,
+			      &fdev->context_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+
+	ret = frac_file_jobs_init(ff);
+	if (ret)
+		goto err_xa_erase;
+
+	file->driver_priv = ff;
+	frac_dbg(fdev, JOB, "context %u opened by %d\n", ff->id, task_pid_nr(current));
+	drm_dev_exit(idx);
+	return 0;
+
+err_xa_erase:
+	xa_erase(&fdev->contexts, ff->id);
+err_free:
+	kfree(ff);
+err_dev_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void frac_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	struct frac_file *ff = file->driver_priv;
+
+	frac_file_jobs_fini(ff);
+	xa_erase(&fdev->contexts, ff->id);
+	frac_dbg(fdev, JOB, "context %u closed\n", ff->id);
+	frac_file_put(ff);
+}
+
+static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct frac_device *fdev = to_frac_device(file->minor->dev);
+	struct frac_file *ff = file->driver_priv;
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_printf(p, "drm-engine-queue%u:\t%llu ns\n", i,
+			   atomic64_read(&ff->engine_ns[i]));
+	drm_printf(p, "drm-engine-capacity-queue:\t1\n");
+	drm_printf(p, "frac-jobs-completed:\t%llu\n", atomic64_read(&ff->jobs_done));
+	drm_show_memory_stats(p, file);
+}
+
+static const struct drm_ioctl_desc frac_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(FRAC_GET_PARAM, frac_get_param_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(FRAC_BO_CREATE, frac_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(FRAC_BO_INFO, frac_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(FRAC_SUBMIT, frac_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(FRAC_WAIT, frac_wait_ioctl, 0),
+};
+
+static const struct file_operations frac_fops = {
+	/* DRM_ACCEL_FOPS, but poll() waits for jobs of the file, not DRM events */
+	.owner = THIS_MODULE,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = drm_ioctl,
+	.compat_ioctl = drm_compat_ioctl,
+	.poll = frac_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+	.show_fdinfo = drm_show_fdinfo,
+};
+
+const struct drm_driver frac_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL | DRIVER_SYNCOBJ,
+	.open = frac_open,
+	.postclose = frac_postclose,
+	.show_fdinfo = frac_show_fdinfo,
+	.gem_create_object = frac_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.ioctls = frac_ioctls,
+	.num_ioctls = ARRAY_SIZE(frac_ioctls),
+	.fops = &frac_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.date = "20261130",
+	.major = 1,
+	.minor = 0,
+};
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_AUTHOR("The frac authors");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (c) 2026 The frac authors
+ */
+#ifndef __FRAC_DRV_H__
+#define __FRAC_DRV_H__
+
+#include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+
+#include "frac_hw.h"
+
+#define DRIVER_NAME	"frac"
+#define DRIVER_DESC	"FRAC-1 AI inference accelerator"
+
+#define FRAC_RING_ENTRIES	256
+/* SG entries per ring slot: two per operand (a partial first one, a chain) */
+#define FRAC_SLOT_SGES		6
+#define FRAC_NUM_PRIO		3
+
+#define FRAC_DBG_REG	BIT(0)
+#define FRAC_DBG_IRQ	BIT(1)
+#define FRAC_DBG_JOB	BIT(2)
+#define FRAC_DBG_BO	BIT(3)
+#define FRAC_DBG_RESET	BIT(4)
+
+extern unsigned int frac_dbg_mask;
+
+#define frac_err(fdev, fmt, ...) \
+	drm_err(&(fdev)->drm, "%s(): " fmt, __func__, ##__VA_ARGS__)
+#define frac_warn(fdev, fmt, ...) \
+	drm_warn(&(fdev)->drm, "%s(): " fmt, __func__, ##__VA_ARGS__)
+#define frac_info(fdev, fmt, ...) drm_info(&(fdev)->drm, fmt, ##__VA_ARGS__)
+#define frac_dbg(fdev, type, fmt, ...) do {					\
+	if (unlikely(FRAC_DBG_##type & frac_dbg_mask))				\
+		dev_dbg((fdev)->drm.dev, "[%s] " fmt, #type, ##__VA_ARGS__);	\
+} while (0)
+
+struct frac_device;
+struct frac_job;
+
+/**
+ * struct frac_queue - one hardware submission queue and its scheduler
+ */
+struct frac_queue {
+	struct frac_device *fdev;
+	u32 id;
+	u32 size;
+
+	struct frac_desc *sq;
+	dma_addr_t sq_dma;
+	struct frac_cqe *cq;
+	dma_addr_t cq_dma;
+	struct frac_sge *sgl;		/* FRAC_SLOT_SGES per slot */
+	dma_addr_t sgl_dma;
+
+	/* Submission side: run_job is serialised by the scheduler's workqueue */
+	u32 sq_tail;
+	u64 seqno;			/* hardware job sequence number */
+
+	/* Protects cq_head, phase, slot_job[], the partial-job state below */
+	spinlock_t cq_lock;
+	u32 cq_head;
+	bool phase;
+	struct frac_job *slot_job[FRAC_RING_ENTRIES];	/* job ending in slot */
+	int part_status;		/* first error of the job in progress */
+	u64 part_start;			/* t_start of its first command */
+	bool part_started;
+
+	/* Protects the hardware fence timeline */
+	spinlock_t fence_lock;
+	u64 fence_context;
+
+	struct drm_gpu_scheduler sched;
+	int irq;
+
+	/* Counters, for sysfs and debugfs */
+	atomic64_t jobs_submitted;
+	atomic64_t jobs_completed;
+	atomic64_t jobs_failed;
+	atomic64_t timeouts;
+	atomic64_t lost_irqs;
+	atomic64_t resets;
+};
+
+/**
+ * struct frac_device - a FRAC-1 device
+ */
+struct frac_device {
+	struct drm_device drm;
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* BAR0 registers and doorbells */
+	resource_size_t devmem_base;	/* BAR2 bus address */
+	u64 devmem_size;
+
+	u32 num_queues;
+	u32 features;
+	u32 hw_version;
+	u32 gemm_max_dim;
+	int err_irq;
+
+	/* Protects devmem_mm */
+	struct mutex devmem_lock;
+	struct drm_mm devmem_mm;
+
+	/* Serialises queue and device resets; protects in_pci_reset */
+	struct mutex reset_lock;
+	bool in_pci_reset;		/* between reset_prepare and reset_done */
+	struct work_struct reset_work;	/* device reset after a fatal error */
+	atomic64_t device_resets;
+	atomic64_t errors;
+
+	struct xarray contexts;		/* Protected by its own lock */
+	u32 context_next;
+
+	struct dentry *debugfs;
+	struct frac_queue queues[FRAC_MAX_QUEUES];
+};
+
+/**
+ * struct frac_file - per-open-file context
+ */
+struct frac_file {
+	struct kref ref;		/* held by the open file and by its jobs */
+	struct frac_device *fdev;
+	u32 id;
+	struct drm_sched_entity entity[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
+	struct xarray jobs;		/* job id -> frac_job, unwaited */
+	u32 job_next;
+	wait_queue_head_t wq;		/* woken when a job of this file ends */
+	atomic64_t engine_ns[FRAC_MAX_QUEUES];	/* device time, for fdinfo */
+	atomic64_t jobs_done;
+};
+
+/**
+ * struct frac_bo - buffer object: shmem pages, or a range of device memory
+ */
+struct frac_bo {
+	struct drm_gem_shmem_object base;
+	u32 flags;			/* DRM_FRAC_BO_* */
+	/* Host BOs: the DMA segments as a device SG list (coherent memory) */
+	struct frac_sge *sgl;
+	dma_addr_t sgl_dma;
+	u32 nsegs;
+	/* Device BOs */
+	struct drm_mm_node node;
+};
+
+static inline struct frac_device *to_frac_device(struct drm_device *dev)
+{
+	return container_of(dev, struct frac_device, drm);
+}
+
+static inline struct frac_bo *to_frac_bo(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct frac_bo, base.base);
+}
+
+static inline u32 frac_rd(struct frac_device *fdev, u32 reg)
+{
+	return readl(fdev->regs + reg);
+}
+
+static inline void frac_wr(struct frac_device *fdev, u32 reg, u32 val)
+{
+	writel(val, fdev->regs + reg);
+}
+
+static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
+{
+	u32 l = frac_rd(fdev, lo);
+
+	return (u64)frac_rd(fdev, lo + 4) << 32 | l;
+}
+
+/* frac_drv.c */
+u64 frac_device_clock(struct frac_device *fdev);
+
+/* frac_pci.c */
+int frac_hw_init(struct frac_device *fdev);
+void frac_hw_fini(struct frac_device *fdev);
+
+/* frac_queue.c */
+int frac_queues_init(struct frac_device *fdev);
+void frac_queues_fini(struct frac_device *fdev);
+void frac_queue_hw_start(struct frac_queue *q);
+void frac_queue_process_cq(struct frac_queue *q);
+void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
+			      int guilty_err, int err);
+int frac_queue_reset(struct frac_queue *q, struct frac_job *guilty);
+void frac_device_reset(struct frac_device *fdev, int err);
+void frac_device_reset_prepare(struct frac_device *fdev);
+void frac_device_reset_done(struct frac_device *fdev);
+void frac_device_stop(struct frac_device *fdev);
+void frac_reset_work(struct work_struct *work);
+
+/* frac_irq.c */
+int frac_irq_init(struct frac_device *fdev);
+
+/* frac_gem.c */
+struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t size);
+int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+bool frac_bo_is_devmem(struct drm_gem_object *obj);
+
+/* frac_job.c */
+int frac_job_sched_init(struct frac_queue *q);
+int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int frac_file_jobs_init(struct frac_file *ff);
+void frac_file_put(struct frac_file *ff);
+void frac_file_jobs_fini(struct frac_file *ff);
+void frac_job_complete(struct frac_job *job, int status, u64 result,
+		       u64 t_start, u64 t_end);
+__poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
+
+/* frac_debugfs.c */
+void frac_debugfs_init(struct frac_device *fdev);
+
+/* frac_sysfs.c */
+int frac_sysfs_init(struct frac_device *fdev);
+
+#endif /* __FRAC_DRV_H__ */

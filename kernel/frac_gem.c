@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Buffer objects. Host BOs are shmem GEM objects whose pages are pinned and
+ * DMA-mapped at creation; their DMA segments are also written once as a device
+ * SG list, which jobs chain into. Device BOs are ranges of the device memory
+ * BAR handed out by a drm_mm allocator and mapped write-combined.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+
+#include <frac_accel.h>
+
+#include "frac_drv.h"
+
+/* ---- Host BOs ----------------------------------------------------------- */
+
+static void frac_shmem_free(struct drm_gem_object *obj)
+{
+	struct frac_bo *bo = to_frac_bo(obj);
+
+	if (bo->sgl)
+		dma_free_coherent(obj->dev->dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
+				  bo->sgl_dma);
+	drm_gem_shmem_free(&bo->base);
+}
+
+static enum drm_gem_object_status frac_shmem_status(struct drm_gem_object *obj)
+{
+	return to_frac_bo(obj)->base.pages ? DRM_GEM_OBJECT_RESIDENT : 0;
+}
+
+static const struct drm_gem_object_funcs frac_shmem_funcs = {
+	.free = frac_shmem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.status = frac_shmem_status,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t size)
+{
+	struct frac_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->base.base.funcs = &frac_shmem_funcs;
+	bo->base.map_wc = false;
+	return &bo->base.base;
+}
+
+/* Pin and map the pages, and describe the DMA segments to the device. */
+static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
+{
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	u32 i;
+
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+
+	bo->sgl = dma_alloc_coherent(fdev->drm.dev, sgt->nents * sizeof(*bo->sgl),
+				     &bo->sgl_dma, GFP_KERNEL);
+	if (!bo->sgl)
+		return -ENOMEM;
+	bo->nsegs = sgt->nents;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		bo->sgl[i].addr = cpu_to_le64(sg_dma_address(sg));
+		bo->sgl[i].len = cpu_to_le32(sg_dma_len(sg));
+		bo->sgl[i].flags = 0;
+	}
+	return 0;
+}
+
+static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 size)
+{
+	struct drm_gem_shmem_object *shmem;
+	struct frac_bo *bo;
+	int ret;
+
+	shmem = drm_gem_shmem_create(&fdev->drm, size);
+	if (IS_ERR(shmem))
+		return ERR_CAST(shmem);
+	bo = to_frac_bo(&shmem->base);
+	ret = frac_shmem_map(fdev, bo);
+	if (ret) {
+		drm_gem_object_put(&shmem->base);
+		return ERR_PTR(ret);
+	}
+	return &shmem->base;
+}
+
+/* ---- Device BOs --------------------------------------------------------- */
+
+static void frac_devmem_free(struct drm_gem_object *obj)
+{
+	struct frac_device *fdev = to_frac_device(obj->dev);
+	struct frac_bo *bo = to_frac_bo(obj);
+
+	mutex_lock(&fdev->devmem_lock);
+	if (drm_mm_node_allocated(&bo->node))
+		drm_mm_remove_node(&bo->node);
+	mutex_unlock(&fdev->devmem_lock);
+	drm_gem_free_mmap_offset(obj);
+	drm_gem_object_release(obj);
+	kfree(bo);
+}
+
+static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	struct frac_device *fdev = to_frac_device(obj->dev);
+	struct frac_bo *bo = to_frac_bo(obj);
+	unsigned long pfn;
+
+	if (vma->vm_end - vma->vm_start > obj->size)
+		return -EINVAL;
+	/* drm_gem_mmap() left the fake offset in vm_pgoff: map from the BO start. */
+	vma->vm_pgoff = 0;
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
+	pfn = (fdev->devmem_base + bo->node.start) >> PAGE_SHIFT;
+	return io_remap_pfn_range(vma, vma->vm_start, pfn, vma->vm_end - vma->vm_start,
+				  vma->vm_page_prot);
+}
+
+static enum drm_gem_object_status frac_devmem_status(struct drm_gem_object *obj)
+{
+	return DRM_GEM_OBJECT_RESIDENT;
+}
+
+static struct dma_buf *frac_devmem_export(struct drm_gem_object *obj, int flags)
+{
+	/* Device memory has no struct pages to share. */
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static const struct vm_operations_struct frac_devmem_vm_ops = {
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+static const struct drm_gem_object_funcs frac_devmem_funcs = {
+	.free = frac_devmem_free,
+	.mmap = frac_devmem_mmap,
+	.status = frac_devmem_status,
+	.export = frac_devmem_export,
+	.vm_ops = &frac_devmem_vm_ops,
+};
+
+static struct drm_gem_object *frac_devmem_bo_create(struct frac_device *fdev, u64 size)
+{
+	struct drm_gem_object *obj;
+	struct frac_bo *bo;
+	int ret;
+
+	if (size > fdev->devmem_size)
+		return ERR_PTR(-ENOSPC);
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->flags = DRM_FRAC_BO_DEVMEM;
+	obj = &bo->base.base;
+	obj->funcs = &frac_devmem_funcs;
+	drm_gem_private_object_init(&fdev->drm, obj, size);
+
+	mutex_lock(&fdev->devmem_lock);
+	ret = drm_mm_insert_node_generic(&fdev->devmem_mm, &bo->node, size, PAGE_SIZE,
+					 0, DRM_MM_INSERT_BEST);
+	mutex_unlock(&fdev->devmem_lock);
+	if (ret)
+		goto err_put;
+	ret = drm_gem_create_mmap_offset(obj);
+	if (ret)
+		goto err_put;
+	return obj;
+
+err_put:
+	drm_gem_object_put(obj);
+	return ERR_PTR(ret);
+}
+
+bool frac_bo_is_devmem(struct drm_gem_object *obj)
+{
+	return obj->funcs == &frac_devmem_funcs;
+}
+
+/* ---- ioctls ------------------------------------------------------------- */
+
+int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	struct drm_frac_bo_create *args = data;
+	struct drm_gem_object *obj;
+	u64 size;
+	int idx, ret;
+
+	if (args->flags & ~DRM_FRAC_BO_FLAGS)
+		return -EINVAL;
+	if (!args->size || args->size > FRAC_MAX_XFER)
+		return -EINVAL;
+	size = PAGE_ALIGN(args->size);
+
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+	if (args->flags & DRM_FRAC_BO_DEVMEM)
+		obj = frac_devmem_bo_create(fdev, size);
+	else
+		obj = frac_host_bo_create(fdev, size);
+	if (IS_ERR(obj)) {
+		ret = PTR_ERR(obj);
+		goto out;
+	}
+	ret = drm_gem_handle_create(file, obj, &args->handle);
+	/* The handle holds the object now, or it is freed. */
+	drm_gem_object_put(obj);
+	frac_dbg(fdev, BO, "%s BO %u: %llu bytes\n",
+		 args->flags & DRM_FRAC_BO_DEVMEM ? "device" : "host", args->handle, size);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_frac_bo_info *args = data;
+	struct drm_gem_object *obj;
+	struct frac_bo *bo;
+	int ret;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	bo = to_frac_bo(obj);
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret) {
+		args->flags = bo->flags;
+		args->size = obj->size;
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+		args->devmem_offset = frac_bo_is_devmem(obj) ? bo->node.start : 0;
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}

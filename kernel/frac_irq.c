@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Interrupts. With MSI-X every queue has its own vector and one more vector
+ * reports device errors. Completions are handled in the hard interrupt
+ * handler, as nvme does: consuming a completion record and signalling a fence
+ * is short and cannot sleep, and a threaded or workqueue bottom half would
+ * add a context switch to every job's latency. Without MSI-X one MSI or INTx
+ * vector serves everything and INT_STATUS tells the causes apart.
+ */
+
+#include <linux/interrupt.h>
+#include <linux/pci.h>
+#include <drm/drm_print.h>
+
+#include "frac_drv.h"
+
+static irqreturn_t frac_queue_irq(int irq, void *arg)
+{
+	struct frac_queue *q = arg;
+
+	frac_queue_process_cq(q);
+	return IRQ_HANDLED;
+}
+
+static void frac_handle_error(struct frac_device *fdev)
+{
+	u32 err = frac_rd(fdev, FRAC_REG_ERR_STATUS);
+	u32 status;
+
+	if (!err)
+		return;
+	frac_wr(fdev, FRAC_REG_ERR_STATUS, err);
+	atomic64_inc(&fdev->errors);
+	status = frac_rd(fdev, FRAC_REG_STATUS);
+	frac_err(fdev, "device error %#x on queue %u at %#llx, status %#x\n", err,
+		 frac_rd(fdev, FRAC_REG_ERR_QUEUE), frac_rd64(fdev, FRAC_REG_ERR_ADDR_LO),
+		 status);
+	if ((err & FRAC_ERR_FATAL) || (status & FRAC_STS_FATAL))
+		schedule_work(&fdev->reset_work);
+}
+
+static irqreturn_t frac_error_irq(int irq, void *arg)
+{
+	frac_handle_error(arg);
+	return IRQ_HANDLED;
+}
+
+/* The single vector of MSI or INTx mode, possibly shared. */
+static irqreturn_t frac_legacy_irq(int irq, void *arg)
+{
+	struct frac_device *fdev = arg;
+	u32 status = frac_rd(fdev, FRAC_REG_INT_STATUS);
+	u32 i;
+
+	if (!status || status == U32_MAX)
+		return IRQ_NONE;
+	/* Acknowledge first: a completion after this read raises it again. */
+	frac_wr(fdev, FRAC_REG_INT_STATUS, status);
+	for (i = 0; i < fdev->num_queues; i++)
+		if (status & BIT(i))
+			frac_queue_process_cq(&fdev->queues[i]);
+	if (status & FRAC_INT_ERR)
+		frac_handle_error(fdev);
+	return IRQ_HANDLED;
+}
+
+int frac_irq_init(struct frac_device *fdev)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	struct device *dev = &pdev->dev;
+	u32 nvec = fdev->num_queues + 1, i;
+	int ret;
+
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
+		if (ret < 0) {
+			frac_err(fdev, "no interrupt vector: %d\n", ret);
+			return ret;
+		}
+		fdev->err_irq = pci_irq_vector(pdev, 0);
+		frac_info(fdev, "MSI-X unavailable, using %s\n",
+			  pdev->msi_enabled ? "MSI" : "INTx");
+		return devm_request_irq(dev, fdev->err_irq, frac_legacy_irq, IRQF_SHARED,
+					DRIVER_NAME, fdev);
+	}
+
+	for (i = 0; i < fdev->num_queues; i++) {
+		struct frac_queue *q = &fdev->queues[i];
+		char *name = devm_kasprintf(dev, GFP_KERNEL, "frac-q%u", i);
+
+		if (!name)
+			return -ENOMEM;
+		q->irq = pci_irq_vector(pdev, i);
+		ret = devm_request_irq(dev, q->irq, frac_queue_irq, 0, name, q);
+		if (ret) {
+			frac_err(fdev, "q%u: request_irq failed: %d\n", i, ret);
+			return ret;
+		}
+	}
+	fdev->err_irq = pci_irq_vector(pdev, fdev->num_queues);
+	ret = devm_request_irq(dev, fdev->err_irq, frac_error_irq, 0, "frac-err", fdev);
+	if (ret)
+		frac_err(fdev, "error vector: request_irq failed: %d\n", ret);
+	return ret;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (c) 2026 The frac authors
+ */
+#ifndef __FRAC_JOB_H__
+#define __FRAC_JOB_H__
+
+#include <linux/dma-fence.h>
+#include <linux/kref.h>
+#include <drm/gpu_scheduler.h>
+
+#include <frac_accel.h>
+
+#include "frac_drv.h"
+
+/* An operand resolved at submit time: the BO holds a reference. */
+struct frac_operand {
+	struct drm_gem_object *bo;
+	u64 offset;
+	u64 len;
+};
+
+struct frac_cmd {
+	struct drm_frac_cmd args;
+	struct frac_operand src, dst, aux;
+};
+
+/**
+ * struct frac_job - one submitted job: a command list for one queue
+ *
+ * References: the scheduler holds one from submit until free_job, the file's
+ * job table one until the job is waited for or the file closes.
+ */
+struct frac_job {
+	struct drm_sched_job base;
+	struct kref ref;
+	struct frac_device *fdev;
+	struct frac_file *ff;
+	struct frac_queue *q;
+	u32 id;				/* per file, for DRM_IOCTL_FRAC_WAIT */
+	u64 seqno;			/* per queue, on the device's descriptors */
+	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
+	struct dma_fence *finished;	/* the scheduler's finished fence */
+
+	/* Written before hw_fence signals, read after */
+	int status;
+	u64 result;
+	u64 t_start;
+	u64 t_end;
+
+	struct drm_gem_object **bos;	/* unique BOs, for reservations */
+	u32 nbos;
+	u32 ncmds;
+	struct frac_cmd cmds[] __counted_by(ncmds);
+};
+
+static inline struct frac_job *to_frac_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct frac_job, base);
+}
+
+void frac_job_put(struct frac_job *job);
+
+#endif /* __FRAC_JOB_H__ */

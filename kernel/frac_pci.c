@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * PCI: probe and remove, BARs and DMA mask, capabilities read from the device,
+ * PCIe error recovery and function level reset.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "frac_drv.h"
+
+extern const struct drm_driver frac_drm_driver;
+
+static int frac_hw_reset_wait(struct frac_device *fdev)
+{
+	u32 status;
+
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	return readl_poll_timeout(fdev->regs + FRAC_REG_STATUS, status,
+				  status & FRAC_STS_READY, 10, 100000);
+}
+
+/* Learn what the device is from its registers; assume nothing. */
+static int frac_hw_discover(struct frac_device *fdev)
+{
+	struct pci_dev *pdev = fdev->pdev;
+	u32 id, cap0, bar_queues;
+	u64 devmem;
+	int ret;
+
+	id = frac_rd(fdev, FRAC_REG_ID);
+	if (id != FRAC_ID_MAGIC) {
+		frac_err(fdev, "unexpected ID register %#x\n", id);
+		return -ENODEV;
+	}
+	fdev->hw_version = frac_rd(fdev, FRAC_REG_VERSION);
+	if (fdev->hw_version >> 16 != FRAC_VERSION_MAJOR) {
+		frac_err(fdev, "unsupported hardware version %u.%u\n",
+			 fdev->hw_version >> 16, fdev->hw_version & 0xffff);
+		return -ENODEV;
+	}
+	ret = frac_hw_reset_wait(fdev);
+	if (ret) {
+		frac_err(fdev, "device not ready after reset\n");
+		return ret;
+	}
+
+	cap0 = frac_rd(fdev, FRAC_REG_CAP0);
+	bar_queues = FRAC_CAP0_NQUEUES(cap0);
+	if (!bar_queues || bar_queues > FRAC_MAX_QUEUES) {
+		frac_err(fdev, "bad queue count %u\n", bar_queues);
+		return -ENODEV;
+	}
+	if (BIT(FRAC_CAP0_RING_MAX_ORDER(cap0)) < FRAC_RING_ENTRIES) {
+		frac_err(fdev, "rings of %lu entries unsupported\n",
+			 BIT(FRAC_CAP0_RING_MAX_ORDER(cap0)));
+		return -ENODEV;
+	}
+	fdev->num_queues = bar_queues;
+	fdev->features = frac_rd(fdev, FRAC_REG_CAP1);
+	fdev->gemm_max_dim = frac_rd(fdev, FRAC_REG_GEMM_MAX_DIM);
+
+	devmem = frac_rd64(fdev, FRAC_REG_DEVMEM_SIZE_LO);
+	fdev->devmem_base = pci_resource_start(pdev, FRAC_BAR_MEM);
+	fdev->devmem_size = min_t(u64, devmem, pci_resource_len(pdev, FRAC_BAR_MEM));
+	if (!(fdev->features & FRAC_FEAT_DEVMEM))
+		fdev->devmem_size = 0;
+	return 0;
+}
+
+static void frac_devmem_fini(struct drm_device *dev, void *arg)
+{
+	drm_mm_takedown(&to_frac_device(dev)->devmem_mm);
+}
+
+static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct frac_device *fdev;
+	int ret;
+
+	fdev = devm_drm_dev_alloc(&pdev->dev, &frac_drm_driver, struct frac_device, drm);
+	if (IS_ERR(fdev))
+		return PTR_ERR(fdev);
+	fdev->pdev = pdev;
+	pci_set_drvdata(pdev, fdev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret) {
+		frac_err(fdev, "pcim_enable_device failed: %d\n", ret);
+		return ret;
+	}
+	pci_set_master(pdev);
+
+	fdev->regs = pcim_iomap_region(pdev, FRAC_BAR_REGS, DRIVER_NAME);
+	if (IS_ERR(fdev->regs)) {
+		frac_err(fdev, "cannot map BAR%d\n", FRAC_BAR_REGS);
+		return PTR_ERR(fdev->regs);
+	}
+	ret = pcim_request_region(pdev, FRAC_BAR_MEM, DRIVER_NAME);
+	if (ret) {
+		frac_err(fdev, "cannot claim BAR%d: %d\n", FRAC_BAR_MEM, ret);
+		return ret;
+	}
+
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
+	if (ret) {
+		frac_err(fdev, "no usable DMA mask: %d\n", ret);
+		return ret;
+	}
+	dma_set_max_seg_size(&pdev->dev, SZ_2G);
+
+	ret = frac_hw_discover(fdev);
+	if (ret)
+		return ret;
+
+	ret = drmm_mutex_init(&fdev->drm, &fdev->reset_lock);
+	if (!ret)
+		ret = drmm_mutex_init(&fdev->drm, &fdev->devmem_lock);
+	if (ret)
+		return ret;
+	drm_mm_init(&fdev->devmem_mm, 0, fdev->devmem_size);
+	ret = drmm_add_action_or_reset(&fdev->drm, frac_devmem_fini, NULL);
+	if (ret)
+		return ret;
+	INIT_WORK(&fdev->reset_work, frac_reset_work);
+	xa_init_flags(&fdev->contexts, XA_FLAGS_ALLOC1);
+
+	ret = frac_queues_init(fdev);
+	if (ret)
+		return ret;
+	/* Tell the device the address width we set our mask to. */
+	frac_wr(fdev, FRAC_REG_DMA_BITS, fls64(dma_get_mask(&pdev->dev)));
+
+	ret = frac_irq_init(fdev);
+	if (ret)
+		goto err_stop;
+
+	ret = frac_sysfs_init(fdev);
+	if (ret)
+		goto err_stop;
+
+	ret = drm_dev_register(&fdev->drm, 0);
+	if (ret) {
+		frac_err(fdev, "drm_dev_register failed: %d\n", ret);
+		goto err_stop;
+	}
+	frac_debugfs_init(fdev);
+	pci_save_state(pdev);
+
+	frac_info(fdev, "FRAC-1 v%u.%u: %u queues, %llu MiB device memory, %s\n",
+		  fdev->hw_version >> 16, fdev->hw_version & 0xffff, fdev->num_queues,
+		  fdev->devmem_size >> 20, fdev->queues[0].irq > 0 ? "MSI-X" : "MSI/INTx");
+	return 0;
+
+err_stop:
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	return ret;
+}
+
+static void frac_remove(struct pci_dev *pdev)
+{
+	struct frac_device *fdev = pci_get_drvdata(pdev);
+
+	/* Open files now get -ENODEV; jobs on the rings end with -ENODEV. */
+	drm_dev_unplug(&fdev->drm);
+	cancel_work_sync(&fdev->reset_work);
+	frac_device_stop(fdev);
+}
+
+static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,
+					    pci_channel_state_t state)
+{
+	struct frac_device *fdev = pci_get_drvdata(pdev);
+
+	frac_warn(fdev, "PCIe error, channel state %d\n", state);
+	atomic64_inc(&fdev->errors);
+	switch (state) {
+	case pci_channel_io_normal:
+		return PCI_ERS_RESULT_CAN_RECOVER;
+	case pci_channel_io_frozen:
+		frac_device_reset_prepare(fdev);
+		return PCI_ERS_RESULT_NEED_RESET;
+	case pci_channel_io_perm_failure:
+		return PCI_ERS_RESULT_DISCONNECT;
+	}
+	return PCI_ERS_RESULT_NEED_RESET;
+}
+
+static pci_ers_result_t frac_slot_reset(struct pci_dev *pdev)
+{
+	struct frac_device *fdev = pci_get_drvdata(pdev);
+
+	frac_info(fdev, "restarting after slot reset\n");
+	pci_restore_state(pdev);
+	pci_save_state(pdev);
+	return PCI_ERS_RESULT_RECOVERED;
+}
+
+static void frac_error_resume(struct pci_dev *pdev)
+{
+	struct frac_device *fdev = pci_get_drvdata(pdev);
+
+	/* After a frozen-channel reset; a no-op for a recovered non-fatal error. */
+	frac_device_reset_done(fdev);
+	frac_info(fdev, "resumed after PCIe error\n");
+}
+
+static void frac_reset_prepare(struct pci_dev *pdev)
+{
+	frac_device_reset_prepare(pci_get_drvdata(pdev));
+}
+
+static void frac_reset_done(struct pci_dev *pdev)
+{
+	frac_device_reset_done(pci_get_drvdata(pdev));
+}
+
+static const struct pci_error_handlers frac_err_handlers = {
+	.error_detected = frac_error_detected,
+	.slot_reset = frac_slot_reset,
+	.resume = frac_error_resume,
+	.reset_prepare = frac_reset_prepare,
+	.reset_done = frac_reset_done,
+};
+
+static const struct pci_device_id frac_pci_ids[] = {
+	{ PCI_DEVICE(FRAC_PCI_VENDOR_ID, FRAC_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, frac_pci_ids);
+
+static struct pci_driver frac_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = frac_pci_ids,
+	.probe = frac_probe,
+	.remove = frac_remove,
+	.err_handler = &frac_err_handlers,
+};
+module_pci_driver(frac_pci_driver);

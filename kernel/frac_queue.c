@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Hardware queues: ring memory, completion processing and resets.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "frac_drv.h"
+#include "frac_job.h"
+
+static void frac_queue_hw_program(struct frac_queue *q)
+{
+	struct frac_device *fdev = q->fdev;
+
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_SQ_BASE_LO), lower_32_bits(q->sq_dma));
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_SQ_BASE_HI), upper_32_bits(q->sq_dma));
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CQ_BASE_LO), lower_32_bits(q->cq_dma));
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CQ_BASE_HI), upper_32_bits(q->cq_dma));
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_SIZE), q->size);
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_IRQ_COAL), 0);
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_ENABLE);
+}
+
+/* Start a queue from an empty ring; the device queue must be reset. */
+void frac_queue_hw_start(struct frac_queue *q)
+{
+	unsigned long flags;
+
+	memset(q->sq, 0, q->size * sizeof(*q->sq));
+	memset(q->cq, 0, q->size * sizeof(*q->cq));
+	q->sq_tail = 0;
+	spin_lock_irqsave(&q->cq_lock, flags);
+	q->cq_head = 0;
+	q->phase = true;
+	q->part_status = 0;
+	q->part_started = false;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+	frac_queue_hw_program(q);
+}
+
+static int frac_status_errno(u32 status)
+{
+	return status == FRAC_STATUS_OK ? 0 : -EIO;
+}
+
+/*
+ * Consume completion records. Called from the queue's interrupt handler, and
+ * from the timeout handler to catch a completion whose interrupt was lost.
+ * The device writes records in ring order; a job ends with the record of its
+ * last descriptor, the slot of which holds the job.
+ */
+void frac_queue_process_cq(struct frac_queue *q)
+{
+	struct frac_device *fdev = q->fdev;
+	unsigned long flags;
+	u32 n = 0;
+
+	spin_lock_irqsave(&q->cq_lock, flags);
+	for (;;) {
+		struct frac_cqe *cqe = &q->cq[q->cq_head];
+		struct frac_job *job;
+		u32 slot, status;
+
+		if (!!(READ_ONCE(cqe->flags) & cpu_to_le16(FRAC_CQE_PHASE)) != q->phase)
+			break;
+		/* Read the record only after seeing its phase bit flip. */
+		dma_rmb();
+
+		slot = (le16_to_cpu(cqe->sq_head) - 1) & (q->size - 1);
+		status = le32_to_cpu(cqe->status);
+		if (!q->part_started) {
+			q->part_start = le64_to_cpu(cqe->t_start);
+			q->part_started = true;
+		}
+		if (status && !q->part_status) {
+			q->part_status = frac_status_errno(status);
+			atomic64_inc(&fdev->errors);
+			frac_dbg(fdev, JOB, "q%u seqno %llu status %u err_addr %#llx\n",
+				 q->id, le64_to_cpu(cqe->job_id), status,
+				 le64_to_cpu(cqe->err_addr));
+		}
+
+		job = q->slot_job[slot];
+		if (job) {
+			q->slot_job[slot] = NULL;
+			frac_job_complete(job, q->part_status, le64_to_cpu(cqe->result),
+					  q->part_start, le64_to_cpu(cqe->t_end));
+			q->part_status = 0;
+			q->part_started = false;
+		}
+
+		q->cq_head = (q->cq_head + 1) & (q->size - 1);
+		if (!q->cq_head)
+			q->phase = !q->phase;
+		n++;
+	}
+	if (n)
+		writel(q->cq_head, fdev->regs + FRAC_DB_CQ_HEAD(q->id));
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+}
+
+/*
+ * End every job the ring holds: @guilty with @guilty_err, the rest with @err.
+ * The device queue must be stopped or reset first, so no record arrives.
+ */
+void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
+			      int guilty_err, int err)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&q->cq_lock, flags);
+	/* In ring order: fences on one timeline signal in seqno order. */
+	for (i = 0; i < q->size; i++) {
+		u32 slot = (q->cq_head + i) & (q->size - 1);
+		struct frac_job *job = q->slot_job[slot];
+
+		if (!job)
+			continue;
+		q->slot_job[slot] = NULL;
+		frac_job_complete(job, job == guilty ? guilty_err : err, 0, 0, 0);
+	}
+	q->part_status = 0;
+	q->part_started = false;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+}
+
+/*
+ * Reset one queue after @guilty timed out: the device discards the queue's
+ * jobs, which end with -ETIMEDOUT (the guilty one) or -EIO (the others), and
+ * the queue restarts empty. Jobs not yet on the ring are untouched.
+ */
+int frac_queue_reset(struct frac_queue *q, struct frac_job *guilty)
+{
+	struct frac_device *fdev = q->fdev;
+
+	mutex_lock(&fdev->reset_lock);
+	if (fdev->in_pci_reset) {
+		/* The device reset ends the job; nothing to do here. */
+		mutex_unlock(&fdev->reset_lock);
+		return -EBUSY;
+	}
+	drm_sched_wqueue_stop(&q->sched);
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
+	frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -EIO);
+	frac_queue_hw_start(q);
+	atomic64_inc(&q->resets);
+	drm_sched_wqueue_start(&q->sched);
+	mutex_unlock(&fdev->reset_lock);
+	frac_dbg(fdev, RESET, "q%u reset\n", q->id);
+	return 0;
+}
+
+static void frac_device_init_regs(struct frac_device *fdev)
+{
+	u32 i;
+
+	frac_wr(fdev, FRAC_REG_DMA_BITS, 64);
+	for (i = 0; i < fdev->num_queues; i++)
+		frac_queue_hw_start(&fdev->queues[i]);
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
+}
+
+/* Quiesce the device and end every job on its rings with @err. */
+static void frac_device_quiesce(struct frac_device *fdev, int err)
+{
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_sched_wqueue_stop(&fdev->queues[i].sched);
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	for (i = 0; i < fdev->num_queues; i++)
+		frac_queue_fail_inflight(&fdev->queues[i], NULL, err, err);
+}
+
+static void frac_device_resume(struct frac_device *fdev)
+{
+	u32 i;
+
+	frac_device_init_regs(fdev);
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_sched_wqueue_start(&fdev->queues[i].sched);
+}
+
+/* Global reset: every queue's jobs in flight end with @err. */
+void frac_device_reset(struct frac_device *fdev, int err)
+{
+	mutex_lock(&fdev->reset_lock);
+	frac_device_quiesce(fdev, err);
+	frac_device_resume(fdev);
+	atomic64_inc(&fdev->device_resets);
+	mutex_unlock(&fdev->reset_lock);
+	frac_info(fdev, "device reset\n");
+}
+
+void frac_reset_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(work, struct frac_device, reset_work);
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return;
+	frac_device_reset(fdev, -EIO);
+	drm_dev_exit(idx);
+}
+
+/*
+ * PCI reset (FLR, AER slot reset) in two halves around the reset itself. The
+ * halves come from separate callbacks, so a flag, not a held lock, spans them.
+ */
+void frac_device_reset_prepare(struct frac_device *fdev)
+{
+	mutex_lock(&fdev->reset_lock);
+	if (!fdev->in_pci_reset) {
+		frac_device_quiesce(fdev, -EIO);
+		fdev->in_pci_reset = true;
+	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+void frac_device_reset_done(struct frac_device *fdev)
+{
+	mutex_lock(&fdev->reset_lock);
+	if (fdev->in_pci_reset) {
+		frac_device_resume(fdev);
+		fdev->in_pci_reset = false;
+		atomic64_inc(&fdev->device_resets);
+	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+/* Stop for good (device removal): jobs on the rings end with -ENODEV. */
+void frac_device_stop(struct frac_device *fdev)
+{
+	u32 i;
+
+	mutex_lock(&fdev->reset_lock);
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	for (i = 0; i < fdev->num_queues; i++) {
+		if (fdev->queues[i].irq > 0)
+			disable_irq(fdev->queues[i].irq);
+		frac_queue_fail_inflight(&fdev->queues[i], NULL, -ENODEV, -ENODEV);
+	}
+	if (fdev->err_irq > 0)
+		disable_irq(fdev->err_irq);
+	mutex_unlock(&fdev->reset_lock);
+}
+
+static void frac_queues_release(struct drm_device *dev, void *arg)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_sched_fini(&fdev->queues[i].sched);
+}
+
+int frac_queues_init(struct frac_device *fdev)
+{
+	struct device *dev = &fdev->pdev->dev;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < fdev->num_queues; i++) {
+		struct frac_queue *q = &fdev->queues[i];
+
+		q->fdev = fdev;
+		q->id = i;
+		q->size = FRAC_RING_ENTRIES;
+		spin_lock_init(&q->cq_lock);
+		spin_lock_init(&q->fence_lock);
+		q->fence_context = dma_fence_context_alloc(1);
+
+		q->sq = dmam_alloc_coherent(dev, q->size * sizeof(*q->sq), &q->sq_dma,
+					    GFP_KERNEL);
+		q->cq = dmam_alloc_coherent(dev, q->size * sizeof(*q->cq), &q->cq_dma,
+					    GFP_KERNEL);
+		q->sgl = dmam_alloc_coherent(dev, q->size * FRAC_SLOT_SGES * sizeof(*q->sgl),
+					     &q->sgl_dma, GFP_KERNEL);
+		if (!q->sq || !q->cq || !q->sgl) {
+			frac_err(fdev, "q%u: ring allocation failed\n", i);
+			return -ENOMEM;
+		}
+
+		ret = frac_job_sched_init(q);
+		if (ret) {
+			frac_err(fdev, "q%u: scheduler init failed: %d\n", i, ret);
+			while (i--)
+				drm_sched_fini(&fdev->queues[i].sched);
+			return ret;
+		}
+	}
+
+	ret = drmm_add_action_or_reset(&fdev->drm, frac_queues_release, NULL);
+	if (ret)
+		return ret;
+
+	frac_device_init_regs(fdev);
+	return 0;
+}

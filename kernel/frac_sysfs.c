@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * sysfs counters on the PCI device and a hwmon device for temperature and
+ * power.
+ */
+
+#include <linux/device.h>
+#include <linux/hwmon.h>
+#include <linux/sysfs.h>
+#include <drm/drm_drv.h>
+
+#include "frac_drv.h"
+
+static struct frac_device *frac_from_dev(struct device *dev)
+{
+	return pci_get_drvdata(to_pci_dev(dev));
+}
+
+/* A 64-bit device counter, read under drm_dev_enter. */
+static ssize_t frac_show_reg64(struct device *dev, char *buf, u32 reg)
+{
+	struct frac_device *fdev = frac_from_dev(dev);
+	u64 v;
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return -ENODEV;
+	v = frac_rd64(fdev, reg);
+	drm_dev_exit(idx);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+#define FRAC_REG64_ATTR(name, reg)						\
+static ssize_t name##_show(struct device *dev, struct device_attribute *a,	\
+			   char *buf)						\
+{										\
+	return frac_show_reg64(dev, buf, reg);					\
+}										\
+static DEVICE_ATTR_RO(name)
+
+FRAC_REG64_ATTR(busy_ns_dma, FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA));
+FRAC_REG64_ATTR(busy_ns_compute, FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE));
+FRAC_REG64_ATTR(device_jobs_done, FRAC_REG_JOBS_DONE_LO);
+FRAC_REG64_ATTR(device_jobs_failed, FRAC_REG_JOBS_ERR_LO);
+FRAC_REG64_ATTR(bytes_read, FRAC_REG_BYTES_RD_LO);
+FRAC_REG64_ATTR(bytes_written, FRAC_REG_BYTES_WR_LO);
+FRAC_REG64_ATTR(interrupts, FRAC_REG_IRQS_LO);
+FRAC_REG64_ATTR(device_clock_ns, FRAC_REG_CLOCK_LO);
+
+/* Sum of a per-queue counter over all queues. */
+static u64 frac_sum_queues(struct frac_device *fdev, size_t off)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++)
+		sum += atomic64_read((atomic64_t *)((char *)&fdev->queues[i] + off));
+	return sum;
+}
+
+#define FRAC_QSUM_ATTR(name, field)						\
+static ssize_t name##_show(struct device *dev, struct device_attribute *a,	\
+			   char *buf)						\
+{										\
+	return sysfs_emit(buf, "%llu\n", frac_sum_queues(frac_from_dev(dev),	\
+				offsetof(struct frac_queue, field)));		\
+}										\
+static DEVICE_ATTR_RO(name)
+
+FRAC_QSUM_ATTR(jobs_submitted, jobs_submitted);
+FRAC_QSUM_ATTR(jobs_completed, jobs_completed);
+FRAC_QSUM_ATTR(jobs_failed, jobs_failed);
+FRAC_QSUM_ATTR(job_timeouts, timeouts);
+FRAC_QSUM_ATTR(lost_interrupts, lost_irqs);
+FRAC_QSUM_ATTR(queue_resets, resets);
+
+static ssize_t device_resets_show(struct device *dev, struct device_attribute *a,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&frac_from_dev(dev)->device_resets));
+}
+static DEVICE_ATTR_RO(device_resets);
+
+static ssize_t errors_show(struct device *dev, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&frac_from_dev(dev)->errors));
+}
+static DEVICE_ATTR_RO(errors);
+
+static ssize_t num_queues_show(struct device *dev, struct device_attribute *a,
+			       char *buf)
+{
+	return sysfs_emit(buf, "%u\n", frac_from_dev(dev)->num_queues);
+}
+static DEVICE_ATTR_RO(num_queues);
+
+static struct attribute *frac_attrs[] = {
+	&dev_attr_busy_ns_dma.attr,
+	&dev_attr_busy_ns_compute.attr,
+	&dev_attr_device_jobs_done.attr,
+	&dev_attr_device_jobs_failed.attr,
+	&dev_attr_bytes_read.attr,
+	&dev_attr_bytes_written.attr,
+	&dev_attr_interrupts.attr,
+	&dev_attr_device_clock_ns.attr,
+	&dev_attr_jobs_submitted.attr,
+	&dev_attr_jobs_completed.attr,
+	&dev_attr_jobs_failed.attr,
+	&dev_attr_job_timeouts.attr,
+	&dev_attr_lost_interrupts.attr,
+	&dev_attr_queue_resets.attr,
+	&dev_attr_device_resets.attr,
+	&dev_attr_errors.attr,
+	&dev_attr_num_queues.attr,
+	NULL
+};
+
+static const struct attribute_group frac_attr_group = {
+	.name = "frac",
+	.attrs = frac_attrs,
+};
+
+static umode_t frac_hwmon_is_visible(const void *data, enum hwmon_sensor_types type,
+				     u32 attr, int channel)
+{
+	return 0444;
+}
+
+static int frac_hwmon_read(struct device *dev, enum hwmon_sensor_types type,
+			   u32 attr, int channel, long *val)
+{
+	struct frac_device *fdev = dev_get_drvdata(dev);
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return -ENODEV;
+	if (type == hwmon_temp)
+		*val = frac_rd(fdev, FRAC_REG_TEMP_MC);
+	else
+		*val = (long)frac_rd(fdev, FRAC_REG_POWER_MW) * 1000;	/* uW */
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static const struct hwmon_channel_info * const frac_hwmon_info[] = {
+	HWMON_CHANNEL_INFO(temp, HWMON_T_INPUT),
+	HWMON_CHANNEL_INFO(power, HWMON_P_INPUT),
+	NULL
+};
+
+static const struct hwmon_ops frac_hwmon_ops = {
+	.is_visible = frac_hwmon_is_visible,
+	.read = frac_hwmon_read,
+};
+
+static const struct hwmon_chip_info frac_hwmon_chip = {
+	.ops = &frac_hwmon_ops,
+	.info = frac_hwmon_info,
+};
+
+int frac_sysfs_init(struct frac_device *fdev)
+{
+	struct device *dev = &fdev->pdev->dev;
+	struct device *hwmon;
+	int ret;
+
+	ret = devm_device_add_group(dev, &frac_attr_group);
+	if (ret)
+		return ret;
+	hwmon = devm_hwmon_device_register_with_info(dev, DRIVER_NAME, fdev,
+						     &frac_hwmon_chip, NULL);
+	return PTR_ERR_OR_ZERO(hwmon);
+}
