@@ -64,7 +64,7 @@ if [ "$mode" = print ]; then
 	echo "$OUT"; exit 0
 fi
 if [ "$mode" = build ] && [ -x "$OUT" ]; then
-	log "cache hit $HASH"
+	[ -z "${FRAC_VERBOSE:-}" ] || log "cache hit $HASH"
 	echo "$OUT"; exit 0
 fi
 
