@@ -1,0 +1,66 @@
+# frac top-level Makefile.
+#   make            build what exists: QEMU with the FRAC-1 device, and the sub-projects
+#   make run        the main job: boot the guest with FRAC-1 and show it
+#   make test       deps check + build + emulator tests + guest tests, with a summary
+#   make deps       install the Debian packages (root)
+# Variables: V=1 verbose, VM_ARGS="..." extra scripts/vm options, FRAC_CACHE=dir cache root.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+MAKEFLAGS += --no-print-directory
+
+RESULTS  := results/test
+SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tests/emulator/Makefile))
+QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
+VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
+
+.PHONY: all qemu subdirs $(SUBDIRS) deps run test test-emulator test-guest summary clean
+
+all: qemu subdirs
+
+qemu:
+	@scripts/build-qemu.sh >/dev/null
+
+subdirs: $(SUBDIRS)
+$(SUBDIRS):
+	@echo "  MAKE    $@"
+	@$(MAKE) -C $@ $(if $(V),,-s) >/dev/null
+
+deps:
+	@scripts/deps.sh
+
+run: qemu
+	@$(VM) --qemu "$(QEMU_BIN)" -- scripts/demo.sh
+
+# Every test target records TAP under $(RESULTS)/ and keeps going; `summary` decides.
+test: deps
+	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
+	@$(MAKE) all
+	@$(MAKE) test-emulator || true
+	@$(MAKE) test-guest || true
+	@$(MAKE) summary
+
+test-emulator: qemu
+	@mkdir -p $(RESULTS)
+	@if [ -x tests/emulator/run.sh ] || [ -f tests/emulator/run.sh ]; then \
+		echo "== emulator tests"; \
+		rc=0; QEMU="$(QEMU_BIN)" bash tests/emulator/run.sh 2>&1 | tee $(RESULTS)/emulator.tap || \
+			rc=$${PIPESTATUS[0]}; echo $$rc > $(RESULTS)/emulator.rc; exit $$rc; \
+	else echo "== emulator tests: tests/emulator/run.sh not present, skipped"; fi
+
+test-guest: qemu
+	@mkdir -p $(RESULTS)
+	@echo "== guest tests (one boot: $(notdir $(wildcard tests/guest/*.sh)))"
+	@rm -rf $(RESULTS)/guest
+	@rc=0; $(VM) --qemu "$(QEMU_BIN)" --out $(RESULTS)/guest -- \
+		scripts/tap-run /run/frac-out $(wildcard tests/guest/*.sh) || rc=$$?; \
+	[ -n "$$(ls $(RESULTS)/guest/*.tap 2>/dev/null)" ] || \
+		{ printf 'not ok 1 - guest boot (exit %s, see %s)\n' $$rc $(RESULTS)/guest/console.log \
+			> $(RESULTS)/guest-boot.tap; }; exit $$rc
+
+summary:
+	@echo "== summary"
+	@scripts/tap-summary $(RESULTS) $(RESULTS)/guest
+
+clean:
+	@for d in $(SUBDIRS); do $(MAKE) -C $$d clean >/dev/null || true; done
+	@rm -rf results
