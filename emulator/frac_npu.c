@@ -552,7 +552,8 @@ static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
 {
     uint64_t len = job->desc.len;
     g_autofree uint8_t *buf = g_malloc(MIN(len, FRAC_CHUNK) + 1);
-    uint32_t crc = ~job->desc.arg[0];
+    /* QEMU's crc32c() inverts on the way out: feed it ~crc to chain. */
+    uint32_t crc = job->desc.arg[0];
     uint32_t st;
 
     for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
@@ -565,9 +566,9 @@ static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
         if (st) {
             return st;
         }
-        crc = crc32c(crc, buf, n);
+        crc = crc32c(~crc, buf, n);
     }
-    job->result = ~crc;
+    job->result = crc;
     return FRAC_STATUS_OK;
 }
 

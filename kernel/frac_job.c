@@ -637,7 +637,7 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct frac_file *ff = file->driver_priv;
 	struct drm_frac_wait *args = data;
 	struct frac_job *job;
-	long timeout;
+	long timeout, remain;
 	int ret;
 
 	if (args->flags)
@@ -657,13 +657,11 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		timeout = nsecs_to_jiffies(args->timeout_ns) + 1;	/* round up */
 
 	if (!args->timeout_ns)
-		ret = dma_fence_is_signaled(job->finished) ? 1 : 0;
+		remain = dma_fence_is_signaled(job->finished) ? 1 : 0;
 	else
-		ret = dma_fence_wait_timeout(job->finished, true, timeout);
-	if (ret < 0)
-		goto out;
-	if (ret == 0) {
-		ret = -ETIME;
+		remain = dma_fence_wait_timeout(job->finished, true, timeout);
+	if (remain <= 0) {
+		ret = remain ? remain : -ETIME;
 		goto out;
 	}
 
