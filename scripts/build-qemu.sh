@@ -188,7 +188,7 @@ export PATH=$(echo "$PATH" | tr ':' '\n' | grep -v -e pyenv -e '/\.venv/' | past
 conf_stamp=$( { printf '%s\n' "${CONF_ARGS[@]}"; echo "ccache=$(command -v gcc)"
 	cat "$SRC/configs/devices/x86_64-softmmu/$MAK_NAME.mak"; } | sha256sum | cut -c1-16)
 if [ ! -f "$BUILD/build.ninja" ] || [ "$(cat "$BUILD/.frac-configured" 2>/dev/null)" != "$conf_stamp" ]; then
-	log "configuring QEMU (log: $BUILD/../configure.log)"
+	log "configuring QEMU (log: $SRC/configure.log)"
 	rm -rf "$BUILD"
 	mkdir -p "$BUILD"
 	if ! (cd "$BUILD" && ../configure "${CONF_ARGS[@]}") > "$SRC/configure.log" 2>&1; then
