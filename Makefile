@@ -45,7 +45,8 @@ test: deps
 	done | tee -a $$t
 	@$(MAKE) test-emulator || true
 	@$(MAKE) test-guest || true
-	@$(MAKE) summary
+	@echo "== summary"
+	@scripts/tap-summary $(RESULTS) $(RESULTS)/guest
 
 test-emulator: qemu
 	@mkdir -p $(RESULTS)
