@@ -32,6 +32,29 @@ u64 frac_device_clock(struct frac_device *fdev)
 	return frac_rd64(fdev, FRAC_REG_CLOCK_LO);
 }
 
+/* Bracket a device clock read with two host reads; take the midpoint. */
+s64 frac_clock_offset_sample(struct frac_device *fdev)
+{
+	u64 t0 = ktime_get_ns();
+	u64 dev_ns = frac_device_clock(fdev);
+	u64 t1 = ktime_get_ns();
+
+	return (s64)(t0 + (t1 - t0) / 2 - dev_ns);
+}
+
+void frac_clock_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(to_delayed_work(work), struct frac_device,
+						clock_work);
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return;
+	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+	drm_dev_exit(idx);
+	schedule_delayed_work(&fdev->clock_work, HZ);
+}
+
 static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 				struct drm_file *file)
 {
@@ -69,15 +92,9 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 	case DRM_FRAC_PARAM_DEVICE_CLOCK:
 		args->value = frac_device_clock(fdev);
 		break;
-	case DRM_FRAC_PARAM_CLOCK_OFFSET: {
-		/* Bracket the device read with two host reads; take the midpoint. */
-		u64 t0 = ktime_get_ns();
-		u64 dev_ns = frac_device_clock(fdev);
-		u64 t1 = ktime_get_ns();
-
-		args->value = t0 + (t1 - t0) / 2 - dev_ns;
+	case DRM_FRAC_PARAM_CLOCK_OFFSET:
+		args->value = frac_clock_offset_sample(fdev);
 		break;
-	}
 	default:
 		ret = -EINVAL;
 	}

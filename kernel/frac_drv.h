@@ -10,6 +10,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -102,6 +103,7 @@ struct frac_device {
 	resource_size_t devmem_base;	/* BAR2 bus address */
 	u64 devmem_size;
 
+	u32 minor;			/* accel minor, the "dev" of trace events */
 	u32 num_queues;
 	u32 features;
 	u32 hw_version;
@@ -121,6 +123,10 @@ struct frac_device {
 
 	struct xarray contexts;		/* Protected by its own lock */
 	u32 context_next;
+
+	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */
+	s64 clock_offset;
+	struct delayed_work clock_work;
 
 	struct dentry *debugfs;
 	struct frac_queue queues[FRAC_MAX_QUEUES];
@@ -184,6 +190,13 @@ static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
 
 /* frac_drv.c */
 u64 frac_device_clock(struct frac_device *fdev);
+s64 frac_clock_offset_sample(struct frac_device *fdev);
+void frac_clock_work(struct work_struct *work);
+
+static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
+{
+	return dev_ns ? dev_ns + READ_ONCE(fdev->clock_offset) : 0;
+}
 
 /* frac_pci.c */
 int frac_hw_init(struct frac_device *fdev);

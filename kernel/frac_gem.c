@@ -19,17 +19,27 @@
 #include <frac_accel.h>
 
 #include "frac_drv.h"
+#include "frac_trace.h"
 
 /* ---- Host BOs ----------------------------------------------------------- */
 
 static void frac_shmem_free(struct drm_gem_object *obj)
 {
+	struct frac_device *fdev = to_frac_device(obj->dev);
 	struct frac_bo *bo = to_frac_bo(obj);
+	bool traced = trace_frac_dma_unmap_enabled();
+	u64 t0 = traced ? ktime_get_ns() : 0;
+	u32 nsegs = bo->nsegs;
+	size_t size = obj->size;
 
 	if (bo->sgl)
 		dma_free_coherent(obj->dev->dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
 				  bo->sgl_dma);
+	/* Unmaps the sg table and releases the pages. */
 	drm_gem_shmem_free(&bo->base);
+	if (traced)
+		trace_frac_dma_unmap(fdev->minor, size, nsegs, DMA_BIDIRECTIONAL,
+				     ktime_get_ns() - t0);
 }
 
 static enum drm_gem_object_status frac_shmem_status(struct drm_gem_object *obj)
@@ -64,6 +74,8 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
 /* Pin and map the pages, and describe the DMA segments to the device. */
 static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
+	bool traced = trace_frac_dma_map_enabled();
+	u64 t0 = traced ? ktime_get_ns() : 0;
 	struct scatterlist *sg;
 	struct sg_table *sgt;
 	u32 i;
@@ -82,6 +94,9 @@ static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 		bo->sgl[i].len = cpu_to_le32(sg_dma_len(sg));
 		bo->sgl[i].flags = 0;
 	}
+	if (traced)
+		trace_frac_dma_map(fdev->minor, bo->base.base.size, bo->nsegs,
+				   DMA_BIDIRECTIONAL, ktime_get_ns() - t0);
 	return 0;
 }
 

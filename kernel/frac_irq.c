@@ -15,11 +15,13 @@
 #include <drm/drm_print.h>
 
 #include "frac_drv.h"
+#include "frac_trace.h"
 
 static irqreturn_t frac_queue_irq(int irq, void *arg)
 {
 	struct frac_queue *q = arg;
 
+	trace_frac_irq(q->fdev->minor, q->id, q->id);
 	frac_queue_process_cq(q);
 	return IRQ_HANDLED;
 }
@@ -34,6 +36,8 @@ static void frac_handle_error(struct frac_device *fdev)
 	frac_wr(fdev, FRAC_REG_ERR_STATUS, err);
 	atomic64_inc(&fdev->errors);
 	status = frac_rd(fdev, FRAC_REG_STATUS);
+	trace_frac_device_error(fdev->minor, err, frac_rd(fdev, FRAC_REG_ERR_QUEUE),
+				frac_rd64(fdev, FRAC_REG_ERR_ADDR_LO), status);
 	frac_err(fdev, "device error %#x on queue %u at %#llx, status %#x\n", err,
 		 frac_rd(fdev, FRAC_REG_ERR_QUEUE), frac_rd64(fdev, FRAC_REG_ERR_ADDR_LO),
 		 status);
@@ -43,7 +47,10 @@ static void frac_handle_error(struct frac_device *fdev)
 
 static irqreturn_t frac_error_irq(int irq, void *arg)
 {
-	frac_handle_error(arg);
+	struct frac_device *fdev = arg;
+
+	trace_frac_irq(fdev->minor, fdev->num_queues, U32_MAX);
+	frac_handle_error(fdev);
 	return IRQ_HANDLED;
 }
 
@@ -56,6 +63,7 @@ static irqreturn_t frac_legacy_irq(int irq, void *arg)
 
 	if (!status || status == U32_MAX)
 		return IRQ_NONE;
+	trace_frac_irq(fdev->minor, 0, U32_MAX);
 	/* Acknowledge first: a completion after this read raises it again. */
 	frac_wr(fdev, FRAC_REG_INT_STATUS, status);
 	for (i = 0; i < fdev->num_queues; i++)

@@ -17,6 +17,7 @@
 
 #include "frac_drv.h"
 #include "frac_job.h"
+#include "frac_trace.h"
 
 static unsigned int frac_job_timeout_ms = 5000;
 module_param_named(job_timeout_ms, frac_job_timeout_ms, uint, 0444);
@@ -87,6 +88,9 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 {
 	struct frac_file *ff = job->ff;
 	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	u32 ctx = ff->id, id = job->id;
+	u64 seqno = job->seqno;
 
 	job->status = status;
 	job->result = result;
@@ -101,7 +105,12 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	}
 	if (t_end > t_start)
 		atomic64_add(t_end - t_start, &ff->engine_ns[q->id]);
+	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
+				frac_dev_to_host_ns(fdev, t_start),
+				frac_dev_to_host_ns(fdev, t_end), result);
 	dma_fence_signal(job->hw_fence);
+	/* The job may be gone now: only copies from here on. */
+	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
 	wake_up_all(&ff->wq);
 }
 
@@ -204,6 +213,8 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	}
 
 	job->seqno = ++q->seqno;
+	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+			   job->ncmds, q->sq_tail);
 	f->q = q;
 	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
 		       job->seqno);
@@ -220,6 +231,8 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 
 	/* writel() orders the descriptor and SG writes before the doorbell. */
 	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
+	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+				job->ncmds, q->sq_tail);
 	atomic64_inc(&q->jobs_submitted);
 	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u\n", q->id, job->seqno,
 		 job->ncmds, q->sq_tail);
@@ -258,6 +271,8 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 
 	/* The job may have completed with its interrupt lost: look first. */
 	frac_queue_process_cq(q);
+	trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+			       dma_fence_is_signaled(job->hw_fence));
 	if (dma_fence_is_signaled(job->hw_fence)) {
 		atomic64_inc(&q->lost_irqs);
 		frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
@@ -474,6 +489,7 @@ static int frac_job_parse(struct drm_file *file, struct frac_job *job,
 		ret = frac_cmd_sizes(fdev, &c->args, &ssz, &dsz, &asz);
 		if (ret)
 			return ret;
+		job->bytes += ssz + dsz + asz;
 		ret = frac_resolve_operand(file, job, &c->src, c->args.src_handle,
 					   c->args.src_offset, ssz);
 		if (!ret)
@@ -536,6 +552,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct frac_file *ff = file->driver_priv;
 	struct drm_frac_submit *args = data;
 	struct drm_syncobj *out_syncobj = NULL;
+	struct frac_fence *hw_fence;
 	struct ww_acquire_ctx ctx;
 	struct frac_job *job;
 	int idx, ret;
@@ -559,8 +576,10 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	job->ff = ff;
 	kref_get(&ff->ref);
 	job->q = &fdev->queues[args->queue];
+	job->prio = args->priority;
 	job->bos = kcalloc(args->cmd_count * 3, sizeof(*job->bos), GFP_KERNEL);
-	job->hw_fence = kzalloc(sizeof(struct frac_fence), GFP_KERNEL);
+	hw_fence = kzalloc(sizeof(*hw_fence), GFP_KERNEL);
+	job->hw_fence = hw_fence ? &hw_fence->base : NULL;
 	if (!job->bos || !job->hw_fence) {
 		ret = -ENOMEM;
 		goto err_put_job;
@@ -610,6 +629,8 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	/* One reference for the scheduler, one for the job table. */
 	kref_get(&job->ref);
 	args->job_id = job->id;
+	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
+			      job->cmds[0].args.op, job->prio, job->bytes);
 	drm_sched_entity_push_job(&job->base);
 	drm_dev_exit(idx);
 	return 0;

@@ -48,6 +48,9 @@ struct frac_job {
 	u64 t_start;
 	u64 t_end;
 
+	u64 bytes;			/* operand bytes of all commands */
+	u32 prio;
+
 	struct drm_gem_object **bos;	/* unique BOs, for reservations */
 	u32 nbos;
 	u32 ncmds;

@@ -133,6 +133,7 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_WORK(&fdev->reset_work, frac_reset_work);
+	INIT_DELAYED_WORK(&fdev->clock_work, frac_clock_work);
 	xa_init_flags(&fdev->contexts, XA_FLAGS_ALLOC1);
 
 	ret = frac_queues_init(fdev);
@@ -154,8 +155,11 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		frac_err(fdev, "drm_dev_register failed: %d\n", ret);
 		goto err_stop;
 	}
+	fdev->minor = fdev->drm.accel->index;
 	frac_debugfs_init(fdev);
 	pci_save_state(pdev);
+	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+	schedule_delayed_work(&fdev->clock_work, HZ);
 
 	frac_info(fdev, "FRAC-1 v%u.%u: %u queues, %llu MiB device memory, %s\n",
 		  fdev->hw_version >> 16, fdev->hw_version & 0xffff, fdev->num_queues,
@@ -174,6 +178,7 @@ static void frac_remove(struct pci_dev *pdev)
 	/* Open files now get -ENODEV; jobs on the rings end with -ENODEV. */
 	drm_dev_unplug(&fdev->drm);
 	cancel_work_sync(&fdev->reset_work);
+	cancel_delayed_work_sync(&fdev->clock_work);
 	frac_device_stop(fdev);
 }
 

@@ -13,6 +13,7 @@
 
 #include "frac_drv.h"
 #include "frac_job.h"
+#include "frac_trace.h"
 
 static void frac_queue_hw_program(struct frac_queue *q)
 {
@@ -146,6 +147,7 @@ int frac_queue_reset(struct frac_queue *q, struct frac_job *guilty)
 		mutex_unlock(&fdev->reset_lock);
 		return -EBUSY;
 	}
+	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, -ETIMEDOUT);
 	drm_sched_wqueue_stop(&q->sched);
 	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
 	frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -EIO);
@@ -184,6 +186,7 @@ static void frac_device_resume(struct frac_device *fdev)
 	u32 i;
 
 	frac_device_init_regs(fdev);
+	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
 	for (i = 0; i < fdev->num_queues; i++)
 		drm_sched_wqueue_start(&fdev->queues[i].sched);
 }
@@ -192,6 +195,7 @@ static void frac_device_resume(struct frac_device *fdev)
 void frac_device_reset(struct frac_device *fdev, int err)
 {
 	mutex_lock(&fdev->reset_lock);
+	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, err);
 	frac_device_quiesce(fdev, err);
 	frac_device_resume(fdev);
 	atomic64_inc(&fdev->device_resets);
@@ -218,6 +222,7 @@ void frac_device_reset_prepare(struct frac_device *fdev)
 {
 	mutex_lock(&fdev->reset_lock);
 	if (!fdev->in_pci_reset) {
+		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_PCI, U32_MAX, -EIO);
 		frac_device_quiesce(fdev, -EIO);
 		fdev->in_pci_reset = true;
 	}
