@@ -303,35 +303,45 @@ static void frac_enter_fatal(FracState *s)
 
 /* ---- Operands and DMA (worker or main loop) ---------------------------- */
 
-static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
+/* Does [addr, addr + len) touch one of our own BARs? @hit: its first byte there */
+static bool frac_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hit)
 {
-    FracState *s = job->q->s;
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint64_t last = addr + len - 1;
     int bars[] = { FRAC_BAR_REGS, FRAC_BAR_MEM };
 
-    if (!len) {
-        return true;
-    }
-    if (last < addr || last > qatomic_read(&s->dma_mask)) {
-        job->err_addr = last < addr ? addr : MAX(addr, qatomic_read(&s->dma_mask) + 1);
-        return false;
-    }
     for (int i = 0; i < ARRAY_SIZE(bars); i++) {
         pcibus_t base = pci_get_bar_addr(pdev, bars[i]);
         uint64_t size = pdev->io_regions[bars[i]].size;
 
-        if (base == PCI_BAR_UNMAPPED || !size) {
-            continue;
+        if (base != PCI_BAR_UNMAPPED && size &&
+            addr <= base + size - 1 && base <= addr + len - 1) {
+            if (hit) {
+                *hit = MAX(addr, base);
+            }
+            return true;
         }
-        if (addr <= base + size - 1 && base <= last) {
-            job->err_addr = MAX(addr, base);
-            qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u job 0x%" PRIx64 " DMA to own BAR%d at 0x%"
-                      PRIx64 "\n",
-                      job->q->id, job->desc.job_id, bars[i], job->err_addr);
-            return false;
-        }
+    }
+    return false;
+}
+
+static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
+{
+    FracState *s = job->q->s;
+    uint64_t last = addr + len - 1;
+    uint64_t mask = qatomic_read(&s->dma_mask);
+
+    if (!len) {
+        return true;
+    }
+    if (last < addr || last > mask) {
+        job->err_addr = last < addr ? addr : MAX(addr, mask + 1);
+        return false;
+    }
+    if (frac_own_bar(s, addr, len, &job->err_addr)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u job 0x%" PRIx64 " DMA to own BAR at 0x%"
+                      PRIx64 "\n", job->q->id, job->desc.job_id, addr);
+        return false;
     }
     return true;
 }
@@ -347,14 +357,17 @@ static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
     }
     if (write) {
         r = pci_dma_write(pdev, addr, buf, len);
-        job->bytes_wr += len;
     } else {
         r = pci_dma_read(pdev, addr, buf, len);
-        job->bytes_rd += len;
     }
     if (r != MEMTX_OK) {
         job->err_addr = addr;
         return FRAC_STATUS_DMA_FAULT;
+    }
+    if (write) {
+        job->bytes_wr += len;
+    } else {
+        job->bytes_rd += len;
     }
     return FRAC_STATUS_OK;
 }
@@ -627,7 +640,8 @@ static uint32_t frac_do_timestamp(FracJob *job, FracOperand *dst)
 {
     uint64_t le;
 
-    job->result = frac_clock(job->q->s);
+    /* When the job runs: its modelled start (the clock itself without a model). */
+    job->result = job->q->s->zero_latency ? frac_clock(job->q->s) : job->t_start;
     if (job->desc.len >= 8) {
         le = cpu_to_le64(job->result);
         return frac_operand_rw(job, dst, 0, &le, 8, true);
@@ -885,7 +899,8 @@ static void frac_queue_fetch(FracQueue *q)
         struct frac_desc *d = &job->desc;
         uint64_t now = frac_clock(s);
 
-        if (pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
+        if (frac_own_bar(s, addr, sizeof(*d), NULL) ||
+            pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
             qemu_log_mask(LOG_GUEST_ERROR,
                       "frac-npu: q%u descriptor fetch from 0x%" PRIx64 " failed\n",
                       q->id, addr);
@@ -961,9 +976,24 @@ static void frac_fetch_bh(void *opaque)
     frac_queue_fetch(opaque);
 }
 
+/*
+ * Timers run like the guarded BHs: an MSI-X message or DMA aimed at our own
+ * BAR0 must not re-enter the MMIO handlers (a RESET written to CONTROL from
+ * inside frac_queue_post frees the job being posted).
+ */
+static void frac_guarded(FracQueue *q, void (*fn)(FracQueue *q))
+{
+    MemReentrancyGuard *g = &DEVICE(q->s)->mem_reentrancy_guard;
+    bool was = g->engaged_in_io;
+
+    g->engaged_in_io = true;
+    fn(q);
+    g->engaged_in_io = was;
+}
+
 static void frac_fetch_timer(void *opaque)
 {
-    frac_queue_fetch(opaque);
+    frac_guarded(opaque, frac_queue_fetch);
 }
 
 static void frac_queue_kick(FracQueue *q)
@@ -985,13 +1015,16 @@ static void frac_queue_irq(FracQueue *q)
     frac_raise(q->s, q->id);
 }
 
-static void frac_coal_timer(void *opaque)
+static void frac_coal_fire(FracQueue *q)
 {
-    FracQueue *q = opaque;
-
     if (q->coal_pending) {
         frac_queue_irq(q);
     }
+}
+
+static void frac_coal_timer(void *opaque)
+{
+    frac_guarded(opaque, frac_coal_fire);
 }
 
 static bool frac_post_one(FracQueue *q, FracJob *job)
@@ -1014,7 +1047,8 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     cqe.sq_head = cpu_to_le16(job->sq_head);
     cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
     cqe.err_addr = cpu_to_le64(job->err_addr);
-    if (pci_dma_write(PCI_DEVICE(s), addr, &cqe, sizeof(cqe)) != MEMTX_OK) {
+    if (frac_own_bar(s, addr, sizeof(cqe), NULL) ||
+        pci_dma_write(PCI_DEVICE(s), addr, &cqe, sizeof(cqe)) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR,
                   "frac-npu: q%u completion write to 0x%" PRIx64 " failed\n",
                   q->id, addr);
@@ -1089,7 +1123,7 @@ static void frac_queue_post(FracQueue *q)
 
 static void frac_post_timer(void *opaque)
 {
-    frac_queue_post(opaque);
+    frac_guarded(opaque, frac_queue_post);
 }
 
 static void frac_done_bh(void *opaque)

@@ -22,6 +22,9 @@ typedef __u8 frac_u8;
 typedef __u16 frac_u16;
 typedef __u32 frac_u32;
 typedef __u64 frac_u64;
+typedef __le16 frac_le16;
+typedef __le32 frac_le32;
+typedef __le64 frac_le64;
 #else
 #include <stdint.h>
 #include <stddef.h>
@@ -31,6 +34,9 @@ typedef uint8_t frac_u8;
 typedef uint16_t frac_u16;
 typedef uint32_t frac_u32;
 typedef uint64_t frac_u64;
+typedef uint16_t frac_le16;
+typedef uint32_t frac_le32;
+typedef uint64_t frac_le64;
 #endif
 
 /* ---- PCI identity ---------------------------------------------------- */
@@ -209,14 +215,14 @@ enum frac_gemm_type {
 struct frac_desc {
 	frac_u8 opcode;		/* enum frac_opcode */
 	frac_u8 flags;		/* FRAC_DF_* */
-	frac_u16 rsvd0;		/* must be zero */
-	frac_u32 rsvd1;		/* must be zero */
-	frac_u64 job_id;	/* echoed in the completion record */
-	frac_u64 src;
-	frac_u64 dst;
-	frac_u64 aux;		/* GEMM B operand */
-	frac_u64 len;		/* bytes (COPY, FILL, CRC32C, TIMESTAMP) */
-	frac_u32 arg[4];	/* FILL: pattern; CRC32C: seed; GEMM: M, N, K, type */
+	frac_le16 rsvd0;		/* must be zero */
+	frac_le32 rsvd1;		/* must be zero */
+	frac_le64 job_id;	/* echoed in the completion record */
+	frac_le64 src;
+	frac_le64 dst;
+	frac_le64 aux;		/* GEMM B operand */
+	frac_le64 len;		/* bytes (COPY, FILL, CRC32C, TIMESTAMP) */
+	frac_le32 arg[4];	/* FILL: pattern; CRC32C: seed; GEMM: M, N, K, type */
 };
 
 /* Scatter-gather list entry (16 bytes), in host memory */
@@ -224,9 +230,9 @@ struct frac_desc {
 #define FRAC_SGE_VALID_MASK		0x1
 
 struct frac_sge {
-	frac_u64 addr;
-	frac_u32 len;		/* bytes; for CHAIN: entries in the next segment */
-	frac_u32 flags;		/* FRAC_SGE_* */
+	frac_le64 addr;
+	frac_le32 len;		/* bytes; for CHAIN: entries in the next segment */
+	frac_le32 flags;		/* FRAC_SGE_* */
 };
 
 /* ---- Completion record (64 bytes) ------------------------------------- */
@@ -243,15 +249,15 @@ enum frac_status {
 #define FRAC_CQE_PHASE			(1u << 0)
 
 struct frac_cqe {
-	frac_u64 job_id;	/* from the descriptor */
-	frac_u64 result;	/* CRC32C value, TIMESTAMP clock, else 0 */
-	frac_u64 t_start;	/* device clock, ns, job started */
-	frac_u64 t_end;		/* device clock, ns, job finished */
-	frac_u32 status;	/* enum frac_status */
-	frac_u16 sq_head;	/* SQ head after this job was fetched */
-	frac_u16 flags;		/* FRAC_CQE_PHASE */
-	frac_u64 err_addr;	/* faulting address for DMA_FAULT/DEVMEM_RANGE */
-	frac_u64 rsvd[2];
+	frac_le64 job_id;	/* from the descriptor */
+	frac_le64 result;	/* CRC32C value, TIMESTAMP clock, else 0 */
+	frac_le64 t_start;	/* device clock, ns, job started */
+	frac_le64 t_end;		/* device clock, ns, job finished */
+	frac_le32 status;	/* enum frac_status */
+	frac_le16 sq_head;	/* SQ head after this job was fetched */
+	frac_le16 flags;		/* FRAC_CQE_PHASE */
+	frac_le64 err_addr;	/* faulting address for DMA_FAULT/DEVMEM_RANGE */
+	frac_le64 rsvd[2];
 };
 
 /* ---- Fault injection -------------------------------------------------- */
@@ -265,6 +271,8 @@ enum frac_fault {
 	FRAC_FAULT_LATENCY = 6,		/* next job on the queue takes @arg ms more */
 	FRAC_FAULT_MAX,
 };
+
+/* In-memory structures are little-endian (frac_le* are __le* in the kernel). */
 
 /* FI_CTRL: kind in bits 0-7, queue in 8-15, argument in 16-31 */
 #define FRAC_FI_CMD(kind, q, arg)	((kind) | ((q) << 8) | ((frac_u32)(arg) << 16))

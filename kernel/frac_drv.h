@@ -189,6 +189,7 @@ static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
 }
 
 /* frac_drv.c */
+extern const struct drm_driver frac_drm_driver;
 u64 frac_device_clock(struct frac_device *fdev);
 s64 frac_clock_offset_sample(struct frac_device *fdev);
 void frac_clock_work(struct work_struct *work);

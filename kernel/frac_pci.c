@@ -17,8 +17,6 @@
 
 #include "frac_drv.h"
 
-extern const struct drm_driver frac_drm_driver;
-
 static int frac_hw_reset_wait(struct frac_device *fdev)
 {
 	u32 status;
