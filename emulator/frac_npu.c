@@ -1070,7 +1070,7 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
         if (job->status == FRAC_STATUS_DMA_FAULT) {
             frac_error(s, q->id, FRAC_ERR_DMA_FAULT, job->err_addr, false);
         } else if (job->status != FRAC_STATUS_INJECTED) {
-            frac_error(s, q->id, FRAC_ERR_BAD_DESC, 0, false);
+            frac_error(s, q->id, FRAC_ERR_BAD_DESC, job->err_addr, false);
         }
     } else {
         s->jobs_done++;
@@ -1595,10 +1595,18 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
         s->int_status &= ~val;
         frac_update_intx(s);
         return;
-    case FRAC_REG_INT_MASK:
+    case FRAC_REG_INT_MASK: {
+        uint32_t unmasked = s->int_mask & ~val;
+
         s->int_mask = val;
+        /* MSI is an edge: a cause pending under the mask is sent on unmask. */
+        if (msi_enabled(PCI_DEVICE(s)) && !msix_enabled(PCI_DEVICE(s)) &&
+            (s->int_status & unmasked)) {
+            msi_notify(PCI_DEVICE(s), 0);
+        }
         frac_update_intx(s);
         return;
+    }
     case FRAC_REG_FI_CTRL:
         if (s->fault_injection) {
             Error *err = NULL;
