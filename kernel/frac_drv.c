@@ -165,6 +165,35 @@ static void frac_postclose(struct drm_device *dev, struct drm_file *file)
 	frac_file_put(ff);
 }
 
+/* Per-region memory of the file's BOs: "host" (shmem) and "devmem" (BAR2). */
+static void frac_show_memory(struct drm_printer *p, struct drm_file *file)
+{
+	struct drm_memory_stats stats[2] = { };
+	static const char * const region[2] = { "host", "devmem" };
+	struct drm_gem_object *obj;
+	int id, r;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		struct drm_memory_stats *st = &stats[frac_bo_is_devmem(obj)];
+
+		if (obj->handle_count > 1)
+			st->shared += obj->size;
+		else
+			st->private += obj->size;
+		if (obj->funcs->status && obj->funcs->status(obj) & DRM_GEM_OBJECT_RESIDENT)
+			st->resident += obj->size;
+	}
+	spin_unlock(&file->table_lock);
+
+	for (r = 0; r < 2; r++) {
+		/* The older key nvtop-style tools read, then the standard set. */
+		drm_printf(p, "drm-memory-%s:\t%llu KiB\n", region[r],
+			   (stats[r].private + stats[r].shared) / SZ_1K);
+		drm_print_memory_stats(p, &stats[r], DRM_GEM_OBJECT_RESIDENT, region[r]);
+	}
+}
+
 static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct frac_device *fdev = to_frac_device(file->minor->dev);
@@ -174,9 +203,11 @@ static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	for (i = 0; i < fdev->num_queues; i++)
 		drm_printf(p, "drm-engine-queue%u:\t%llu ns\n", i,
 			   atomic64_read(&ff->engine_ns[i]));
-	drm_printf(p, "drm-engine-capacity-queue:\t1\n");
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_printf(p, "drm-engine-capacity-queue%u:\t1\n", i);
+	drm_printf(p, "frac-context:\t%u\n", ff->id);
 	drm_printf(p, "frac-jobs-completed:\t%llu\n", atomic64_read(&ff->jobs_done));
-	drm_show_memory_stats(p, file);
+	frac_show_memory(p, file);
 }
 
 static const struct drm_ioctl_desc frac_ioctls[] = {
