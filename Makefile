@@ -28,7 +28,7 @@ $(SUBDIRS):
 deps:
 	@scripts/deps.sh
 
-run: deps qemu
+run: deps all
 	@$(VM) --qemu "$(QEMU_BIN)" -- scripts/demo.sh
 
 # Every test target records TAP under $(RESULTS)/ and keeps going; `summary` decides.

@@ -166,10 +166,11 @@ static u64 frac_operand_addr(struct frac_queue *q, u32 slot, u32 opnd,
 }
 
 static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job,
-			    const struct frac_cmd *cmd)
+			    const struct frac_cmd *cmd, bool last)
 {
 	struct frac_desc *d = &q->sq[slot];
-	u8 flags = 0;
+	/* One interrupt per job: for its last command. */
+	u8 flags = last ? 0 : FRAC_DF_NO_IRQ;
 	u64 src, dst, aux;
 	int i;
 
@@ -221,7 +222,7 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 
 	for (i = 0; i < job->ncmds; i++) {
 		slot = q->sq_tail;
-		frac_build_desc(q, slot, job, &job->cmds[i]);
+		frac_build_desc(q, slot, job, &job->cmds[i], i == job->ncmds - 1);
 		q->sq_tail = (slot + 1) & (q->size - 1);
 	}
 

@@ -1,12 +1,49 @@
 #!/usr/bin/env bash
-# The main job, run inside the guest by `make run` (scripts/vm): show the FRAC-1 device.
+# The main job, run inside the guest by `make run` (scripts/vm): load frac.ko on the emulated
+# FRAC-1, run a workload, and show what it did and how long its jobs took.
 set -euo pipefail
-echo "== FRAC-1 as the guest sees it (lspci -vvv -d 1234:fac1)"
-lspci -vvv -d 1234:fac1
-cat <<'NOTE'
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-== note
-The FRAC-1 device model runs inside QEMU (emulator/frac_npu.c). The guest above is the host's
-Debian 6.12 kernel booted in that QEMU; the frac.ko driver, its job latency histograms and
-the BPF tools will be shown here once they are wired into this demo.
-NOTE
+echo "== FRAC-1 as the guest sees it"
+lspci -nn -d 1234:fac1
+
+echo
+echo "== loading frac.ko"
+modprobe gpu-sched
+modprobe drm_shmem_helper
+insmod kernel/frac.ko
+dmesg | grep -E '\bfrac\b' | grep -v taint | sed 's/^\[[^]]*\] //'
+ls -l /dev/accel/
+
+fraclat=
+if [ -x bpf/fraclat ]; then
+	bpf/fraclat -Q > "$FRAC_OUT/fraclat.txt" 2>&1 &
+	fraclat=$!
+	sleep 3	# attach before the workload
+fi
+
+echo
+echo "== workload: GEMM + copy + CRC32C on each queue, checked against the host"
+nq=$(cat /sys/bus/pci/devices/*/frac/num_queues | head -n 1)
+for q in $(seq 0 $((nq - 1))); do
+	lib/frac-example -n 48 -q "$q"
+done
+
+if [ -n "$fraclat" ]; then
+	kill -INT "$fraclat"
+	wait "$fraclat" || true
+	echo
+	echo "== job latency by stage (bpf/fraclat, per queue)"
+	cat "$FRAC_OUT/fraclat.txt"
+fi
+
+echo
+echo "== device counters (/sys/bus/pci/devices/<bdf>/frac)"
+d=$(dirname "$(ls -d /sys/bus/pci/devices/*/frac | head -n 1)")/frac
+for f in jobs_submitted jobs_completed jobs_failed bytes_read bytes_written interrupts \
+	 busy_ns_dma busy_ns_compute; do
+	printf '%-16s %s\n' "$f" "$(cat "$d/$f")"
+done
+printf '%-16s %s mC, %s uW\n' hwmon "$(cat /sys/class/hwmon/hwmon*/temp1_input | head -n 1)" \
+	"$(cat /sys/class/hwmon/hwmon*/power1_input | head -n 1)"
+rmmod frac
