@@ -55,6 +55,17 @@ void frac_clock_work(struct work_struct *work)
 	schedule_delayed_work(&fdev->clock_work, HZ);
 }
 
+/* Hardware feature bits that are DRM_FRAC_FEAT_* bits too (the values match). */
+#define FRAC_UAPI_FEATURES	(DRM_FRAC_FEAT_GEMM_FP32 | DRM_FRAC_FEAT_GEMM_INT8 |	\
+				 DRM_FRAC_FEAT_CRC32C | DRM_FRAC_FEAT_DEVMEM |		\
+				 DRM_FRAC_FEAT_FAULT_INJ | DRM_FRAC_FEAT_TIMESTAMP)
+static_assert(DRM_FRAC_FEAT_GEMM_FP32 == FRAC_FEAT_GEMM_FP32 &&
+	      DRM_FRAC_FEAT_GEMM_INT8 == FRAC_FEAT_GEMM_INT8 &&
+	      DRM_FRAC_FEAT_CRC32C == FRAC_FEAT_CRC32C &&
+	      DRM_FRAC_FEAT_DEVMEM == FRAC_FEAT_DEVMEM &&
+	      DRM_FRAC_FEAT_FAULT_INJ == FRAC_FEAT_FAULT_INJ &&
+	      DRM_FRAC_FEAT_TIMESTAMP == FRAC_FEAT_TIMESTAMP);
+
 static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 				struct drm_file *file)
 {
@@ -81,7 +92,8 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 		args->value = fdev->devmem_size;
 		break;
 	case DRM_FRAC_PARAM_FEATURES:
-		args->value = fdev->features;
+		/* Only the bits the uAPI defines: FRAC_FEAT_SGL is the driver's business. */
+		args->value = fdev->features & FRAC_UAPI_FEATURES;
 		break;
 	case DRM_FRAC_PARAM_GEMM_MAX_DIM:
 		args->value = fdev->gemm_max_dim;
