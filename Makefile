@@ -13,7 +13,7 @@ SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tool
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run test test-emulator test-guest summary clean
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-emulator test-guest summary clean
 
 all: qemu subdirs
 
@@ -30,6 +30,10 @@ deps:
 
 run: deps all
 	@$(VM) --qemu "$(QEMU_BIN)" -- scripts/demo.sh
+
+# P1-P4 side by side with QEMU's NVMe in one guest run; REPS=N (default 5)
+bench: deps all
+	@scripts/bench $(REPS)
 
 # Every test target records TAP under $(RESULTS)/ and keeps going; `summary` decides.
 # The build is a test too (build.tap): a component that fails to build is reported, and the

@@ -9,7 +9,7 @@ BPO_FILE=/etc/apt/sources.list.d/frac-backports.sources
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 meson python3-pycotap)
 # Packages from bookworm.
 PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev python3-venv
-      bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod
+      bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod fio
       libcap-ng-dev libattr1-dev)
 
 need_root() {

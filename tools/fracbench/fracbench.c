@@ -249,9 +249,9 @@ static int build_job(struct worker *w, uint64_t seq, uint32_t slot, struct frac_
 
 static uint64_t job_bytes(uint64_t seq)
 {
+	/* Bytes the job produced or consumed once: a copy of N bytes counts N, like memcpy. */
 	switch (job_op(seq)) {
 	case DRM_FRAC_OP_COPY:
-		return 2 * env.size;
 	case DRM_FRAC_OP_FILL:
 	case DRM_FRAC_OP_CRC32C:
 		return env.size;

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Run inside the guest by scripts/bench: FRAC-1 (zero-latency) and QEMU's NVMe (null-co)
+# measured side by side, REPS times each. Raw results go to $FRAC_OUT/bench/*.json.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+reps=${FRAC_BENCH_REPS:-5}
+out=$FRAC_OUT/bench
+mkdir -p "$out"
+fb=tools/fracbench/fracbench
+
+modprobe gpu-sched
+modprobe drm_shmem_helper
+insmod kernel/frac.ko
+[ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
+
+fio_run() {	# name iodepth engine [extra]
+	fio --name="$1" --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 \
+	    --iodepth="$2" --ioengine="$3" --size=1G --randrepeat=0 --norandommap \
+	    --time_based --runtime="${4:-3}" --ramp_time=1 --output-format=json
+}
+
+for r in $(seq 1 "$reps"); do
+	echo "guest-bench: repetition $r of $reps" >&2
+	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read.
+	$fb -m latency -o nop -q 1 -T 3 -W 200 -j > "$out/p1-frac-$r.json"
+	fio_run p1 1 psync > "$out/p1-nvme-$r.json"
+	# P2: small jobs at QD32 over all queues vs 4 KiB random reads at QD32.
+	$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
+	fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
+	# P3: 64 MiB copies, and memcpy of the same size inside the guest.
+	$fb -m bandwidth -s 64M -n 10 -j > "$out/p3-frac-$r.json"
+	tools/fracbench/memcpy-bench 64 10 > "$out/p3-guest-memcpy-$r.json"
+	# P4: throughput with the BPF tools attached, when they are built.
+	if [ -x bpf/fraclat ] && [ -x bpf/fracirq ] && [ -x bpf/fracdma ]; then
+		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-none-$r.json"
+		pids=()
+		for t in fraclat fracirq fracdma; do
+			"bpf/$t" > "$out/p4-$t-$r.txt" 2>&1 & pids+=($!)
+		done
+		sleep 3
+		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpf-$r.json"
+		kill -INT "${pids[@]}"; wait "${pids[@]}" || true
+		if [ -f tests/bench/fraclat.bt ] && command -v bpftrace >/dev/null; then
+			bpftrace tests/bench/fraclat.bt > "$out/p4-bpftrace-$r.txt" 2>&1 & bt=$!
+			sleep 5
+			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
+			kill -INT "$bt"; wait "$bt" || true
+		fi
+	fi
+done
+rmmod frac

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench-report: summarise a `make bench` run (P1-P4, see ../shared/GOALS.md).
+
+Usage: bench-report.py RAW_DIR [--json OUT]
+
+RAW_DIR holds the per-repetition JSON files written by tests/bench/guest-bench.sh and
+scripts/bench (p1-frac-1.json, p1-nvme-1.json, ...). Every figure is printed as
+min / median / max over the repetitions, with the ratio of the two figures of each line
+computed per repetition (both were measured in the same repetition, side by side).
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def load(raw, pattern):
+    """{rep: parsed JSON} for files raw/<pattern>-<rep>.json"""
+    out = {}
+    for path in glob.glob(os.path.join(raw, pattern + "-*.json")):
+        m = re.search(r"-(\d+)\.json$", path)
+        if not m:
+            continue
+        try:
+            with open(path) as f:
+                out[int(m.group(1))] = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"bench-report: skipping {path}: {e}", file=sys.stderr)
+    return out
+
+
+def fio_job(doc):
+    return doc["jobs"][0]["read"]
+
+
+def fio_clat_pct(doc, p):
+    """fio completion latency percentile, ns (clat_ns percentiles are keyed '50.000000')"""
+    pct = fio_job(doc)["clat_ns"]["percentile"]
+    return float(pct[f"{p:.6f}"])
+
+
+def fio_lat_pct(doc, p):
+    """fio total latency (submit to completion) percentile when present, else clat"""
+    lat = fio_job(doc).get("lat_ns", {})
+    if "percentile" in lat:
+        return float(lat["percentile"][f"{p:.6f}"])
+    return fio_clat_pct(doc, p)
+
+
+def stats(values):
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def fmt(s, unit, scale=1.0, digits=1):
+    return (f"{s['min'] / scale:.{digits}f} / {s['median'] / scale:.{digits}f} / "
+            f"{s['max'] / scale:.{digits}f} {unit}")
+
+
+def line(name, label_a, a, label_b, b, unit, scale, digits, ratio_note):
+    """a, b: {rep: value}; prints both and their per-repetition ratio a/b"""
+    reps = sorted(set(a) & set(b))
+    if not reps:
+        print(f"{name:4} {label_a} vs {label_b}: no data")
+        return None
+    va = [a[r] for r in reps]
+    vb = [b[r] for r in reps]
+    ratio = [x / y for x, y in zip(va, vb) if y]
+    sa, sb, sr = stats(va), stats(vb), stats(ratio)
+    print(f"{name:4} {label_a:34} {fmt(sa, unit, scale, digits)}")
+    print(f"     {label_b:34} {fmt(sb, unit, scale, digits)}")
+    print(f"     {'ratio ' + ratio_note:34} {sr['min']:.2f} / {sr['median']:.2f} / "
+          f"{sr['max']:.2f}x   ({len(reps)} repetitions)")
+    return {"a": label_a, "b": label_b, "unit": unit, "a_stats": sa, "b_stats": sb,
+            "ratio": sr, "reps": len(reps)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("raw", help="directory of raw per-repetition JSON files")
+    ap.add_argument("--json", metavar="OUT", help="also write the summary as JSON")
+    args = ap.parse_args()
+    if not os.path.isdir(args.raw):
+        ap.exit(2, f"bench-report: {args.raw}: not a directory\n")
+
+    raw = args.raw
+    res = {}
+    print("== make bench: min / median / max over repetitions "
+          "(zero-latency FRAC-1 and QEMU NVMe null-co, one guest run)")
+
+    p1f, p1n = load(raw, "p1-frac"), load(raw, "p1-nvme")
+    res["P1_p50"] = line("P1", "frac QD1 round trip p50", {r: d["lat_ns"]["p50"] for r, d in p1f.items()},
+                         "nvme 4k O_DIRECT read QD1 p50", {r: fio_lat_pct(d, 50) for r, d in p1n.items()},
+                         "us", 1e3, 1, "frac/nvme (goal <= 1.0)")
+    res["P1_p99"] = line("", "frac QD1 round trip p99", {r: d["lat_ns"]["p99"] for r, d in p1f.items()},
+                         "nvme 4k O_DIRECT read QD1 p99", {r: fio_lat_pct(d, 99) for r, d in p1n.items()},
+                         "us", 1e3, 1, "frac/nvme")
+
+    p2f, p2n = load(raw, "p2-frac"), load(raw, "p2-nvme")
+    res["P2"] = line("P2", "frac jobs/s, QD32, all queues", {r: d["jobs_per_sec"] for r, d in p2f.items()},
+                     "nvme 4k randread IOPS, QD32", {r: fio_job(d)["iops"] for r, d in p2n.items()},
+                     "k/s", 1e3, 1, "frac/nvme (goal >= 1.0)")
+
+    p3f, p3h, p3g = load(raw, "p3-frac"), load(raw, "p3-host-memcpy"), load(raw, "p3-guest-memcpy")
+    res["P3"] = line("P3", "frac 64 MiB copy GB/s", {r: d["gbytes_per_sec"] for r, d in p3f.items()},
+                     "host memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3h.items()},
+                     "GB/s", 1, 2, "frac/host memcpy (goal >= 0.8)")
+    res["P3_guest"] = line("", "guest memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3g.items()},
+                           "host memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3h.items()},
+                           "GB/s", 1, 2, "guest/host memcpy")
+
+    p4n, p4b, p4t = load(raw, "p4-none"), load(raw, "p4-bpf"), load(raw, "p4-bpftrace")
+    if p4n and p4b:
+        res["P4_bpf"] = line("P4", "frac jobs/s, fraclat+fracirq+fracdma",
+                             {r: d["jobs_per_sec"] for r, d in p4b.items()},
+                             "frac jobs/s, no tools", {r: d["jobs_per_sec"] for r, d in p4n.items()},
+                             "k/s", 1e3, 1, "with/without (goal >= 0.98)")
+        if p4t:
+            res["P4_bpftrace"] = line("", "frac jobs/s, bpftrace script",
+                                      {r: d["jobs_per_sec"] for r, d in p4t.items()},
+                                      "frac jobs/s, no tools", {r: d["jobs_per_sec"] for r, d in p4n.items()},
+                                      "k/s", 1e3, 1, "with/without")
+    else:
+        print("P4   not measured: bpf/fraclat, fracirq and fracdma are not built")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"raw": os.path.abspath(raw), "figures": res}, f, indent=1)
+    missing = [k for k in ("P1_p50", "P2", "P3") if not res.get(k)]
+    if missing:
+        print(f"bench-report: no data for {', '.join(missing)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
