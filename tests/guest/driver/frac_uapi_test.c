@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: MIT
+/*
+ * frac_uapi_test: the happy path of every ioctl of the frac uAPI, and the
+ * isolation of one open file from another.
+ *
+ * GET_PARAM (every parameter), BO_CREATE and BO_INFO (host and device
+ * memory), mmap of both kinds, SUBMIT, WAIT (forever, with a timeout, and the
+ * timeout-0 poll), an out syncobj waited with DRM_IOCTL_SYNCOBJ_WAIT and as a
+ * sync_file, an in syncobj as a dependency, poll() on the file, dma-buf export
+ * of a host BO and its refusal for a device BO, fdinfo, and closing BOs and
+ * files while jobs still run.
+ */
+#include <linux/dma-buf.h>
+#include <linux/sync_file.h>
+#include <sys/stat.h>
+
+#include "frac_test.h"
+
+/* A job that keeps a queue busy for tens of ms: 64 copies of 4 MiB. */
+#define LONG_BYTES	(4ull << 20)
+
+static void long_job_cmds(struct drm_frac_cmd *cmds, const struct frac_bo *a,
+			  const struct frac_bo *b)
+{
+	uint32_t i;
+
+	memset(cmds, 0, sizeof(*cmds) * DRM_FRAC_MAX_CMDS);
+	for (i = 0; i < DRM_FRAC_MAX_CMDS; i++) {
+		cmds[i].op = DRM_FRAC_OP_COPY;
+		cmds[i].src_handle = i & 1 ? b->handle : a->handle;
+		cmds[i].dst_handle = i & 1 ? a->handle : b->handle;
+		cmds[i].len = LONG_BYTES;
+	}
+}
+
+FIXTURE(uapi) {
+	struct frac_dev dev;
+	struct frac_bo la, lb;		/* long-job BOs, created on demand */
+};
+
+FIXTURE_SETUP(uapi)
+{
+	self->dev.fd = -1;
+	FRAC_OPEN_OR_SKIP(&self->dev);
+}
+
+FIXTURE_TEARDOWN(uapi)
+{
+	if (self->dev.fd >= 0) {
+		frac_bo_destroy(&self->dev, &self->la);
+		frac_bo_destroy(&self->dev, &self->lb);
+		frac_close(&self->dev);
+	}
+}
+
+static int long_job(struct frac_dev *dev, struct frac_bo *a, struct frac_bo *b,
+		    uint32_t queue, uint32_t out_syncobj, uint32_t *id)
+{
+	struct drm_frac_cmd cmds[DRM_FRAC_MAX_CMDS];
+	int ret = 0;
+
+	if (!a->handle)
+		ret = frac_bo_create(dev, LONG_BYTES, 0, a);
+	if (!ret && !b->handle)
+		ret = frac_bo_create(dev, LONG_BYTES, 0, b);
+	if (ret)
+		return ret;
+	long_job_cmds(cmds, a, b);
+	return frac_t_submit(dev->fd, cmds, DRM_FRAC_MAX_CMDS, queue, 0, out_syncobj, id);
+}
+
+/* ---- GET_PARAM ---------------------------------------------------------- */
+
+static int get_param_raw(int fd, uint32_t param, uint64_t *value)
+{
+	struct drm_frac_get_param p;
+	int ret;
+
+	frac_poison(&p, sizeof(p));
+	p.param = param;
+	p.pad = 0;
+	ret = frac_t_ioctl(fd, DRM_IOCTL_FRAC_GET_PARAM, &p);
+	*value = p.value;
+	return ret;
+}
+
+TEST_F(uapi, get_param_all)
+{
+	const uint64_t known = DRM_FRAC_FEAT_GEMM_FP32 | DRM_FRAC_FEAT_GEMM_INT8 |
+			       DRM_FRAC_FEAT_CRC32C | DRM_FRAC_FEAT_DEVMEM |
+			       DRM_FRAC_FEAT_FAULT_INJ | DRM_FRAC_FEAT_TIMESTAMP;
+	int fd = self->dev.fd;
+	uint64_t v, v2, feat, sysq;
+	int64_t t0, t1;
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_DEVICE_ID, &v));
+	EXPECT_EQ(0x1234fac1ull, v);
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_HW_VERSION, &v));
+	EXPECT_EQ(1ull, v >> 16);
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_NUM_QUEUES, &v));
+	EXPECT_GE(v, 1ull);
+	EXPECT_LE(v, 16ull);
+	sysq = frac_t_counter(&self->dev, "num_queues");
+	EXPECT_EQ(sysq, v) TH_LOG("sysfs num_queues disagrees");
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_FEATURES, &feat));
+	EXPECT_EQ(0ull, feat & ~known) TH_LOG("FEATURES %#llx has bits that are no DRM_FRAC_FEAT_*",
+					     (unsigned long long)feat);
+	EXPECT_TRUE(feat & DRM_FRAC_FEAT_GEMM_FP32);
+	EXPECT_TRUE(feat & DRM_FRAC_FEAT_GEMM_INT8);
+	EXPECT_TRUE(feat & DRM_FRAC_FEAT_CRC32C);
+	EXPECT_TRUE(feat & DRM_FRAC_FEAT_TIMESTAMP);
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_DEVMEM_SIZE, &v));
+	if (feat & DRM_FRAC_FEAT_DEVMEM) {
+		EXPECT_GT(v, 0ull);
+		EXPECT_EQ(0ull, v % FRAC_PAGE);
+	} else {
+		EXPECT_EQ(0ull, v);
+	}
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_GEMM_MAX_DIM, &v));
+	EXPECT_GE(v, 1ull);
+	EXPECT_LE(v, 65535ull);
+
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_MAX_CMDS, &v));
+	EXPECT_EQ((uint64_t)DRM_FRAC_MAX_CMDS, v);
+
+	/* The device clock runs: it moves forward over a 20 ms sleep. */
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_DEVICE_CLOCK, &v));
+	EXPECT_NE(FRAC_POISON64, v);
+	usleep(20000);
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_DEVICE_CLOCK, &v2));
+	EXPECT_GE(v2, v + 10000000ull) TH_LOG("device clock %llu -> %llu over 20 ms",
+					      (unsigned long long)v, (unsigned long long)v2);
+
+	/* CLOCK_MONOTONIC = device clock + offset, to within the slack of TCG. */
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_CLOCK_OFFSET, &v2));
+	t0 = frac_mono_ns();
+	ASSERT_EQ(0, get_param_raw(fd, DRM_FRAC_PARAM_DEVICE_CLOCK, &v));
+	t1 = frac_mono_ns();
+	EXPECT_GE((int64_t)(v + v2), t0 - 50000000ll);
+	EXPECT_LE((int64_t)(v + v2), t1 + 50000000ll);
+}
+
+/* ---- BO_CREATE, BO_INFO, mmap ------------------------------------------- */
+
+static void bo_create_check(struct __test_metadata *_metadata, struct frac_dev *dev,
+			    uint32_t flags, const uint64_t *sizes, size_t nsizes,
+			    uint64_t devmem_size)
+{
+	struct drm_frac_bo_info info[8];
+	struct drm_frac_bo_create c;
+	uint32_t handles[8];
+	size_t i, j;
+
+	ASSERT_LE(nsizes, FRAC_ARRAY_SIZE(handles));
+	for (i = 0; i < nsizes; i++) {
+		frac_poison(&c, sizeof(c));
+		c.size = sizes[i];
+		c.flags = flags;
+		ASSERT_EQ(0, frac_t_ioctl(dev->fd, DRM_IOCTL_FRAC_BO_CREATE, &c))
+			TH_LOG("%s BO of %llu bytes", frac_t_placement(flags),
+			       (unsigned long long)sizes[i]);
+		EXPECT_NE(0u, c.handle);
+		EXPECT_NE(FRAC_POISON32, c.handle);
+		EXPECT_EQ(sizes[i], c.size);
+		EXPECT_EQ(flags, c.flags);
+		handles[i] = c.handle;
+		for (j = 0; j < i; j++)
+			EXPECT_NE(handles[j], handles[i]);
+
+		frac_poison(&info[i], sizeof(info[i]));
+		info[i].handle = c.handle;
+		ASSERT_EQ(0, frac_t_ioctl(dev->fd, DRM_IOCTL_FRAC_BO_INFO, &info[i]));
+		EXPECT_EQ(c.handle, info[i].handle);
+		EXPECT_EQ(flags, info[i].flags);
+		EXPECT_EQ((sizes[i] + FRAC_PAGE - 1) & ~(FRAC_PAGE - 1), info[i].size);
+		EXPECT_NE(0ull, info[i].mmap_offset);
+		EXPECT_EQ(0ull, info[i].mmap_offset % FRAC_PAGE);
+		if (flags & DRM_FRAC_BO_DEVMEM) {
+			EXPECT_EQ(0ull, info[i].devmem_offset % FRAC_PAGE);
+			EXPECT_LE(info[i].devmem_offset + info[i].size, devmem_size);
+			for (j = 0; j < i; j++)
+				EXPECT_TRUE(info[j].devmem_offset + info[j].size <=
+						    info[i].devmem_offset ||
+					    info[i].devmem_offset + info[i].size <=
+						    info[j].devmem_offset)
+					TH_LOG("device BOs %zu and %zu overlap", j, i);
+		} else {
+			EXPECT_EQ(0ull, info[i].devmem_offset);
+		}
+		/* Asking again gives the same answer. */
+		if (i == 0) {
+			struct drm_frac_bo_info again;
+
+			frac_poison(&again, sizeof(again));
+			again.handle = c.handle;
+			ASSERT_EQ(0, frac_t_ioctl(dev->fd, DRM_IOCTL_FRAC_BO_INFO, &again));
+			EXPECT_EQ(0, memcmp(&again, &info[0], sizeof(again)));
+		}
+	}
+	for (i = 0; i < nsizes; i++) {
+		struct drm_gem_close cl = { .handle = handles[i] };
+
+		EXPECT_EQ(0, frac_t_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &cl));
+	}
+}
+
+TEST_F(uapi, bo_create_host)
+{
+	static const uint64_t sizes[] = { 1, 4096, 4097, 3 * 4096 + 1, 8ull << 20 };
+
+	bo_create_check(_metadata, &self->dev, 0, sizes, FRAC_ARRAY_SIZE(sizes), 0);
+}
+
+TEST_F(uapi, bo_create_devmem)
+{
+	static const uint64_t sizes[] = { 1, 4096, 4097, 1ull << 20, 3 * 4096 + 1 };
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+		SKIP(return, "no device memory");
+	bo_create_check(_metadata, &self->dev, DRM_FRAC_BO_DEVMEM, sizes,
+			FRAC_ARRAY_SIZE(sizes), self->dev.devmem_size);
+}
+
+/* The whole BO maps read-write and keeps its data; the device sees it. */
+static void bo_mmap_check(struct __test_metadata *_metadata, struct frac_dev *dev,
+			  uint32_t flags)
+{
+	const uint64_t size = 3 * FRAC_PAGE;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo bo;
+	uint8_t *data, *back;
+	void *p;
+
+	data = malloc(size);
+	back = malloc(size);
+	ASSERT_TRUE(data && back);
+	frac_fill_random(data, size, 42 + flags);
+
+	ASSERT_EQ(0, frac_bo_create(dev, size, flags, &bo));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, bo.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
+	memcpy(p, data, size);
+	__sync_synchronize();
+	ASSERT_EQ(0, munmap(p, size));
+
+	/* A second mapping sees the data. */
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, dev->fd, bo.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	memcpy(back, p, size);
+	EXPECT_EQ(-1, frac_first_diff(data, back, size));
+	ASSERT_EQ(0, munmap(p, size));
+
+	/* A part of the BO from its start maps too. */
+	p = mmap(NULL, FRAC_PAGE, PROT_READ, MAP_SHARED, dev->fd, bo.mmap_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, memcmp(p, data, FRAC_PAGE));
+	munmap(p, FRAC_PAGE);
+
+	/* More than the BO, or from inside it, does not. */
+	p = mmap(NULL, size + FRAC_PAGE, PROT_READ, MAP_SHARED, dev->fd, bo.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, size + FRAC_PAGE);
+	p = mmap(NULL, FRAC_PAGE, PROT_READ, MAP_SHARED, dev->fd, bo.mmap_offset + FRAC_PAGE);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, FRAC_PAGE);
+
+	/* What the CPU wrote through the mapping is what the device reads. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_crc32c(&cl, &bo, 0, size, 0));
+	ASSERT_EQ(0, frac_run(dev, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ((uint64_t)frac_crc32c(0, data, size), res.result);
+
+	frac_bo_destroy(dev, &bo);
+	free(data);
+	free(back);
+}
+
+TEST_F(uapi, bo_mmap_host)
+{
+	bo_mmap_check(_metadata, &self->dev, 0);
+}
+
+TEST_F(uapi, bo_mmap_devmem)
+{
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+		SKIP(return, "no device memory");
+	bo_mmap_check(_metadata, &self->dev, DRM_FRAC_BO_DEVMEM);
+}
+
+TEST_F(uapi, gem_close)
+{
+	struct drm_frac_bo_info info = { 0 };
+	struct drm_gem_close cl = { 0 };
+	struct frac_bo bo;
+
+	ASSERT_EQ(0, frac_bo_create(&self->dev, 4096, 0, &bo));
+	cl.handle = bo.handle;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_GEM_CLOSE, &cl));
+	info.handle = bo.handle;
+	EXPECT_EQ(-ENOENT, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+	EXPECT_EQ(-EINVAL, frac_t_ioctl(self->dev.fd, DRM_IOCTL_GEM_CLOSE, &cl));
+}
+
+/* ---- SUBMIT and WAIT ---------------------------------------------------- */
+
+TEST_F(uapi, submit_wait)
+{
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w;
+	uint32_t ids[3], q;
+	uint64_t before, after;
+	int i, j;
+
+	before = frac_t_clock(&self->dev);
+	for (q = 0; q < self->dev.num_queues; q++) {
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(0, frac_t_submit(self->dev.fd, &cmd, 1, q, 0, 0, &ids[i]));
+			EXPECT_NE(0u, ids[i]);
+			EXPECT_NE(FRAC_POISON32, ids[i]);
+			for (j = 0; j < i; j++)
+				EXPECT_NE(ids[j], ids[i]);
+		}
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(0, frac_t_wait(self->dev.fd, ids[i], -1, &w));
+			EXPECT_EQ(ids[i], w.job_id);
+			EXPECT_EQ(0, w.status);
+			EXPECT_EQ(0u, w.pad);
+			EXPECT_EQ(0ull, w.result);
+			EXPECT_LE(before, w.t_start);
+			EXPECT_LE(w.t_start, w.t_end);
+			after = frac_t_clock(&self->dev);
+			EXPECT_LE(w.t_end, after);
+			/* Seen ended once: the id is gone. */
+			EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, ids[i], 0, &w));
+		}
+	}
+}
+
+TEST_F(uapi, wait_timeout_poll)
+{
+	struct drm_frac_wait w;
+	int64_t t0, t1, deadline;
+	uint32_t id;
+	int ret;
+
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, 0, &id));
+
+	/* Still running: timeout 0 polls and reports -ETIME, writing nothing. */
+	ASSERT_EQ(-ETIME, frac_t_wait(self->dev.fd, id, 0, &w));
+	EXPECT_EQ((int32_t)FRAC_POISON32, w.status);
+	EXPECT_EQ(FRAC_POISON64, w.result);
+
+	/* A 1 ms timeout passes first, after at least 1 ms. */
+	t0 = frac_mono_ns();
+	ASSERT_EQ(-ETIME, frac_t_wait(self->dev.fd, id, 1000000, &w));
+	t1 = frac_mono_ns();
+	EXPECT_GE(t1 - t0, 1000000ll);
+
+	/* Poll with timeout 0 until it ends. */
+	deadline = frac_mono_ns() + 30 * FRAC_NSEC;
+	do {
+		ret = frac_t_wait(self->dev.fd, id, 0, &w);
+		if (ret == -ETIME)
+			usleep(2000);
+	} while (ret == -ETIME && frac_mono_ns() < deadline);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, w.status);
+	EXPECT_EQ(0u, w.pad);
+	EXPECT_LT(w.t_start, w.t_end);
+	EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, id, 0, &w));
+
+	/* A relative timeout long enough returns as soon as the job ends. */
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, 0, &id));
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+	EXPECT_EQ(0, w.status);
+}
+
+TEST_F(uapi, syncobj_out)
+{
+	struct drm_syncobj_handle h = { 0 };
+	struct sync_file_info sfi;
+	struct drm_frac_wait w;
+	struct pollfd pfd;
+	uint32_t syncobj, id;
+	int ret;
+
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &syncobj));
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, syncobj, &id));
+
+	/* The syncobj holds the job's fence: not signalled yet. */
+	EXPECT_EQ(-ETIME, frac_t_syncobj_wait(self->dev.fd, syncobj, 0));
+
+	/* Also as a sync_file. */
+	h.handle = syncobj;
+	h.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
+	h.fd = -1;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h));
+	ASSERT_GE(h.fd, 0);
+
+	ret = frac_t_syncobj_wait(self->dev.fd, syncobj, 30 * FRAC_NSEC);
+	ASSERT_EQ(0, ret);
+
+	/* The job has ended: WAIT returns at once. */
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 0, &w));
+	EXPECT_EQ(0, w.status);
+
+	pfd.fd = h.fd;
+	pfd.events = POLLIN;
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	memset(&sfi, 0, sizeof(sfi));
+	ASSERT_EQ(0, frac_t_ioctl(h.fd, SYNC_IOC_FILE_INFO, &sfi));
+	EXPECT_EQ(1, sfi.status);
+	close(h.fd);
+	frac_t_syncobj_destroy(self->dev.fd, syncobj);
+}
+
+TEST_F(uapi, syncobj_in)
+{
+	struct drm_frac_cmd ts = { .op = DRM_FRAC_OP_TIMESTAMP, .len = 8 };
+	struct drm_frac_wait wa, wb;
+	struct frac_bo tsbo;
+	uint32_t syncobj, ida, idb, qb;
+	uint64_t stored;
+
+	qb = self->dev.num_queues > 1 ? 1 : 0;
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 4096, 0, &tsbo));
+	ts.dst_handle = tsbo.handle;
+
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &syncobj));
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, syncobj, &ida));
+	/* B shares no BO with A: only the syncobj orders it. */
+	ASSERT_EQ(0, frac_t_submit(self->dev.fd, &ts, 1, qb, syncobj, 0, &idb));
+
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, idb, 30 * FRAC_NSEC, &wb));
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, ida, 0, &wa))
+		TH_LOG("B ended before the job it depends on");
+	EXPECT_EQ(0, wa.status);
+	EXPECT_EQ(0, wb.status);
+	EXPECT_GE(wb.t_start, wa.t_end);
+	EXPECT_GE(wb.result, wa.t_end);
+	frac_t_read(&tsbo, 0, &stored, 8);
+	EXPECT_EQ(wb.result, stored);
+
+	frac_t_syncobj_destroy(self->dev.fd, syncobj);
+	frac_bo_destroy(&self->dev, &tsbo);
+}
+
+TEST_F(uapi, poll_fd)
+{
+	struct pollfd pfd = { .fd = self->dev.fd, .events = POLLIN };
+	struct drm_frac_wait w;
+	uint32_t id;
+
+	/* Nothing submitted, nothing to report. */
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, 0, &id));
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("POLLIN while the job runs");
+
+	/* Wakes up when the job ends. */
+	pfd.revents = 0;
+	ASSERT_EQ(1, poll(&pfd, 1, 30000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+
+	/* Stays readable until the job is waited for. */
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 0, &w));
+	EXPECT_EQ(0, w.status);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+}
+
+TEST_F(uapi, priorities)
+{
+	static const uint32_t prios[] = { DRM_FRAC_PRIO_LOW, DRM_FRAC_PRIO_NORMAL,
+					  DRM_FRAC_PRIO_HIGH };
+	struct frac_submit_opts opts = { 0 };
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo bo;
+	uint32_t q, p, id, pattern;
+	uint8_t buf[256];
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 4096, 0, &bo));
+	for (q = 0; q < self->dev.num_queues; q++) {
+		for (p = 0; p < FRAC_ARRAY_SIZE(prios); p++) {
+			pattern = 0x01020304u * (q * 3 + p + 1);
+			frac_cmdlist_init(&cl);
+			ASSERT_EQ(0, frac_cmd_fill(&cl, &bo, 0, sizeof(buf), pattern));
+			opts.priority = prios[p];
+			ASSERT_EQ(0, frac_submit(&self->dev, q, &cl, &opts, &id));
+			ASSERT_EQ(0, frac_wait(&self->dev, id, -1, &res));
+			EXPECT_EQ(0, res.status);
+			frac_t_read(&bo, 0, buf, sizeof(buf));
+			EXPECT_EQ(-1, frac_check_fill(buf, sizeof(buf), pattern))
+				TH_LOG("queue %u priority %u", q, prios[p]);
+		}
+	}
+	frac_bo_destroy(&self->dev, &bo);
+}
+
+/* The job holds its BOs: closing the handles while it runs is harmless. */
+TEST_F(uapi, bo_close_while_busy)
+{
+	struct frac_bo a, b, check;
+	struct drm_frac_wait w;
+	struct frac_cmdlist cl;
+	struct frac_job_result res;
+	uint32_t id;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ASSERT_EQ(0, long_job(&self->dev, &a, &b, 0, 0, &id));
+	frac_bo_destroy(&self->dev, &a);
+	frac_bo_destroy(&self->dev, &b);
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+	EXPECT_EQ(0, w.status);
+
+	/* The device is still fine. */
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 4096, 0, &check));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &check, 0, 4096, 0x5a5a5a5a));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ(-1, frac_check_fill(check.map, 4096, 0x5a5a5a5a));
+	frac_bo_destroy(&self->dev, &check);
+}
+
+/* A file closed with jobs in flight: the jobs end, the device goes on. */
+TEST_F(uapi, close_with_jobs_in_flight)
+{
+	struct frac_bo a = { 0 }, b = { 0 }, check;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	uint32_t id, q;
+
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	for (q = 0; q < other.num_queues; q++)
+		ASSERT_EQ(0, long_job(&other, &a, &b, q, 0, &id));
+	/* No waits, no GEM_CLOSE: everything goes with the file. */
+	frac_close(&other);
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 4096, 0, &check));
+	for (q = 0; q < self->dev.num_queues; q++) {
+		frac_cmdlist_init(&cl);
+		ASSERT_EQ(0, frac_cmd_fill(&cl, &check, 0, 4096, 0x11111111u * (q + 1)));
+		ASSERT_EQ(0, frac_run(&self->dev, q, &cl, &res));
+		EXPECT_EQ(0, res.status);
+		EXPECT_EQ(-1, frac_check_fill(check.map, 4096, 0x11111111u * (q + 1)));
+	}
+	frac_bo_destroy(&self->dev, &check);
+}
+
+/* ---- dma-buf ------------------------------------------------------------ */
+
+TEST_F(uapi, prime_export_host)
+{
+	const uint64_t size = 3 * FRAC_PAGE;
+	struct drm_prime_handle p;
+	struct frac_job_result res;
+	struct drm_frac_bo_info info;
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	struct frac_bo bo, imported;
+	uint8_t *data;
+	void *map;
+
+	data = malloc(size);
+	ASSERT_NE(NULL, data);
+	frac_fill_random(data, size, 7);
+	ASSERT_EQ(0, frac_t_bo(&self->dev, size, 0, &bo));
+	frac_t_write(&bo, 0, data, size);
+
+	frac_poison(&p, sizeof(p));
+	p.handle = bo.handle;
+	p.flags = DRM_CLOEXEC | DRM_RDWR;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
+	ASSERT_GE(p.fd, 0);
+	EXPECT_EQ((off_t)size, lseek(p.fd, 0, SEEK_END));
+
+	/* The dma-buf maps to the same pages. */
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, p.fd, 0);
+	ASSERT_NE(MAP_FAILED, map) TH_LOG("dma-buf mmap: %s", strerror(errno));
+	EXPECT_EQ(-1, frac_first_diff(map, data, size));
+	munmap(map, size);
+
+	/* Importing it back into the same file gives the same handle. */
+	{
+		struct drm_prime_handle back = { .fd = p.fd };
+
+		ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &back));
+		EXPECT_EQ(bo.handle, back.handle);
+	}
+
+	/* Another file imports it, and its jobs write what this file reads. */
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	{
+		struct drm_prime_handle imp = { .fd = p.fd };
+
+		ASSERT_EQ(0, frac_t_ioctl(other.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+		memset(&imported, 0, sizeof(imported));
+		imported.handle = imp.handle;
+	}
+	frac_poison(&info, sizeof(info));
+	info.handle = imported.handle;
+	ASSERT_EQ(0, frac_t_ioctl(other.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+	EXPECT_EQ(size, info.size);
+	EXPECT_EQ(0u, info.flags);
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &imported, 100, 1000, 0xc0ffee11));
+	ASSERT_EQ(0, frac_run(&other, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ(-1, frac_check_fill((uint8_t *)bo.map + 100, 1000, 0xc0ffee11));
+	EXPECT_EQ(0, memcmp(bo.map, data, 100));
+	frac_close(&other);
+
+	close(p.fd);
+	frac_bo_destroy(&self->dev, &bo);
+	free(data);
+}
+
+TEST_F(uapi, prime_export_devmem_refused)
+{
+	struct drm_prime_handle p;
+	struct frac_bo bo;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+		SKIP(return, "no device memory");
+	ASSERT_EQ(0, frac_bo_create(&self->dev, 4096, DRM_FRAC_BO_DEVMEM, &bo));
+	frac_poison(&p, sizeof(p));
+	p.handle = bo.handle;
+	p.flags = DRM_CLOEXEC | DRM_RDWR;
+	EXPECT_EQ(-EOPNOTSUPP, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
+	EXPECT_EQ((int32_t)FRAC_POISON32, p.fd);
+	frac_bo_destroy(&self->dev, &bo);
+}
+
+/* ---- fdinfo ------------------------------------------------------------- */
+
+static int fdinfo_u64(int fd, const char *key, uint64_t *v)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			*v = strtoull(line + klen + 1, NULL, 10);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST_F(uapi, fdinfo)
+{
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint64_t before, after, v;
+	char key[32];
+	uint32_t q;
+
+	ASSERT_EQ(0, fdinfo_u64(self->dev.fd, "frac-jobs-completed", &before));
+	for (q = 0; q < self->dev.num_queues; q++) {
+		snprintf(key, sizeof(key), "drm-engine-queue%u", q);
+		EXPECT_EQ(0, fdinfo_u64(self->dev.fd, key, &v)) TH_LOG("no %s", key);
+	}
+	EXPECT_EQ(0, fdinfo_u64(self->dev.fd, "drm-client-id", &v));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	ASSERT_EQ(0, fdinfo_u64(self->dev.fd, "frac-jobs-completed", &after));
+	EXPECT_EQ(before + 1, after);
+}
+
+/* ---- Isolation between open files --------------------------------------- */
+
+TEST_F(uapi, isolation_bo_handles)
+{
+	struct drm_frac_bo_info info;
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_FILL, .len = 64 };
+	struct drm_gem_close cl = { 0 };
+	struct drm_prime_handle p;
+	struct frac_dev other;
+	struct frac_bo bo;
+	void *map;
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 4096, 0, &bo));
+	memset(bo.map, 0x77, 4096);
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+
+	/* The other file has no BO with that handle. */
+	frac_poison(&info, sizeof(info));
+	info.handle = bo.handle;
+	EXPECT_EQ(-ENOENT, frac_t_ioctl(other.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+	cmd.dst_handle = bo.handle;
+	EXPECT_EQ(-ENOENT, frac_t_submit(other.fd, &cmd, 1, 0, 0, 0, NULL));
+	frac_poison(&p, sizeof(p));
+	p.handle = bo.handle;
+	p.flags = DRM_CLOEXEC;
+	EXPECT_EQ(-ENOENT, frac_t_ioctl(other.fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
+	cl.handle = bo.handle;
+	EXPECT_EQ(-EINVAL, frac_t_ioctl(other.fd, DRM_IOCTL_GEM_CLOSE, &cl));
+	/* Nor may it map the first file's BO through its own fd. */
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, other.fd, bo.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, map);
+	EXPECT_EQ(EACCES, errno);
+	if (map != MAP_FAILED)
+		munmap(map, 4096);
+	frac_close(&other);
+
+	/* The BO is untouched and still the first file's. */
+	EXPECT_EQ(-1, frac_check_byte(bo.map, 4096, 0x77));
+	frac_poison(&info, sizeof(info));
+	info.handle = bo.handle;
+	EXPECT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+	frac_bo_destroy(&self->dev, &bo);
+}
+
+TEST_F(uapi, isolation_job_ids)
+{
+	struct drm_frac_cmd nop = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w;
+	struct frac_dev other;
+	uint32_t id, oid;
+
+	ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 0, 0, &id));
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	EXPECT_EQ(-EINVAL, frac_t_wait(other.fd, id, 0, &w));
+	EXPECT_EQ(-EINVAL, frac_t_wait(other.fd, id, 1000000, &w));
+
+	/* Its own job may get the same number; waiting on it is its own job. */
+	ASSERT_EQ(0, frac_t_submit(other.fd, &nop, 1, 0, 0, 0, &oid));
+	ASSERT_EQ(0, frac_t_wait(other.fd, oid, -1, &w));
+	EXPECT_EQ(0, w.status);
+	frac_close(&other);
+
+	/* The first file's job is still there to wait for. */
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+	EXPECT_EQ(0, w.status);
+}
+
+TEST_HARNESS_MAIN

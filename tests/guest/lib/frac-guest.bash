@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+# Shared by the guest test runners (tests/guest/*.sh), sourced with bash.
+#
+# A runner prints one TAP stream: the results of the kselftest programs it runs, renumbered
+# into one sequence (their own plans dropped), its own checks, and a final plan. Every runner
+# ends with a dmesg check over what the kernel logged since the runner started.
+#
+#   guest_begin                   start a stream; remember where dmesg is
+#   guest_load_frac [param=val..] (re)load frac.ko with these parameters (gpu-sched etc. first)
+#   guest_unload_frac             rmmod frac if loaded
+#   guest_have_device, guest_bdf  is there a FRAC-1; its PCI address
+#   guest_run NAME PROG [ARGS..]  run a kselftest program, its results become ours
+#   guest_ok DESC CMD [ARGS..]    one result: ok if CMD succeeds
+#   guest_diag TEXT..             a diagnostic line
+#   guest_dmesg_check             one result: no BUG:/WARNING:/Oops/UBSAN since guest_begin
+#   guest_end                     print the plan; exit status 0 if everything passed
+set -uo pipefail
+shopt -s lastpipe
+
+GUEST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+GUEST_TESTS=$GUEST_REPO/tests/guest/driver
+GUEST_N=0
+GUEST_FAILED=0
+GUEST_DMESG_START=0
+GUEST_DMESG_PATTERN='BUG:|WARNING:|Oops|UBSAN'
+
+guest_diag() { echo "# $*"; }
+
+guest_result() { # guest_result OK|FAIL|SKIP DESC [REASON]
+	GUEST_N=$((GUEST_N + 1))
+	case "$1" in
+	OK) echo "ok $GUEST_N $2" ;;
+	SKIP) echo "ok $GUEST_N $2 # SKIP ${3:-}" ;;
+	*) echo "not ok $GUEST_N $2"; GUEST_FAILED=$((GUEST_FAILED + 1)) ;;
+	esac
+}
+
+guest_ok() { # guest_ok DESC CMD [ARGS..]
+	local desc=$1; shift
+	if "$@"; then guest_result OK "$desc"; else guest_result FAIL "$desc"; fi
+}
+
+guest_begin() {
+	echo "TAP version 13"
+	GUEST_DMESG_START=$(dmesg | wc -l)
+}
+
+guest_unload_frac() {
+	[ -d /sys/module/frac ] || return 0
+	rmmod frac
+}
+
+guest_load_frac() { # guest_load_frac [param=value...]
+	local want="$*" have= p
+	if [ -d /sys/module/frac ]; then
+		for p in "$@"; do
+			[ "$(cat "/sys/module/frac/parameters/${p%%=*}" 2>/dev/null)" = "${p#*=}" ] ||
+				have=differs
+		done
+		[ -z "$have" ] && return 0
+		rmmod frac || return 1
+	fi
+	modprobe gpu-sched && modprobe drm_shmem_helper || return 1
+	insmod "$GUEST_REPO/kernel/frac.ko" $want || return 1
+	# No udev: devtmpfs creates the node; wait for it anyway (if there is a device).
+	guest_have_device || return 0
+	for _ in $(seq 50); do
+		ls /dev/accel/accel* > /dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Is there a FRAC-1 on the PCI bus? (The tests skip when not.)
+guest_have_device() {
+	grep -qs '^0x1234$' /sys/bus/pci/devices/*/vendor &&
+		grep -qs '^0xfac1$' /sys/bus/pci/devices/*/device
+}
+
+# PCI address of the first FRAC-1, e.g. 0000:01:00.0 (empty if none).
+guest_bdf() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor" 2>/dev/null):$(cat "$d/device" 2>/dev/null)" = 0x1234:0xfac1 ] &&
+			{ basename "$d"; return 0; }
+	done
+	return 1
+}
+
+# Run a kselftest-harness program; renumber its results into this stream. A program that dies
+# before reporting everything it planned, or exits non-zero without a failed result, adds a
+# failed result of its own.
+guest_run() { # guest_run NAME PROG [ARGS..]
+	local name=$1 plan=-1 ran=0 bad=0 rc=255 line num rest; shift
+	guest_diag "--- $name: $*"
+	# A pipe, not a process substitution: the guest has no /dev/fd. lastpipe keeps the loop
+	# in this shell, so its counters survive.
+	{ "$@" 2>&1; echo "__frac_rc=$?"; } | while IFS= read -r line; do
+		case "$line" in
+		__frac_rc=*) rc=${line#__frac_rc=} ;;
+		"TAP version"*) ;;
+		1..*) plan=${line#1..}; plan=${plan%% *} ;;
+		"ok "*|"not ok "*)
+			if [[ $line == "not ok "* ]]; then rest=${line#not ok }; else rest=${line#ok }; fi
+			num=${rest%% *}; rest=${rest#"$num"}
+			ran=$((ran + 1)); GUEST_N=$((GUEST_N + 1))
+			if [[ $line == "not ok "* ]]; then
+				bad=$((bad + 1)); GUEST_FAILED=$((GUEST_FAILED + 1))
+				echo "not ok $GUEST_N$rest"
+			else
+				echo "ok $GUEST_N$rest"
+			fi ;;
+		*) echo "$line" ;;
+		esac
+	done
+	if [ "$plan" != "$ran" ]; then
+		guest_result FAIL "$name: planned $plan results, reported $ran (exit status $rc)"
+	elif [ "$rc" != 0 ] && [ "$bad" = 0 ]; then
+		guest_result FAIL "$name: exit status $rc"
+	fi
+	[ "$bad" = 0 ] && [ "$rc" = 0 ]
+}
+
+guest_dmesg_check() {
+	local hits
+	hits=$(dmesg | tail -n +$((GUEST_DMESG_START + 1)) | grep -E "$GUEST_DMESG_PATTERN")
+	if [ -n "$hits" ]; then
+		guest_result FAIL "dmesg has no BUG:, WARNING:, Oops or UBSAN"
+		dmesg | tail -n +$((GUEST_DMESG_START + 1)) | grep -E -A25 "$GUEST_DMESG_PATTERN" |
+			head -n 80 | sed 's/^/#   /'
+	else
+		guest_result OK "dmesg has no BUG:, WARNING:, Oops or UBSAN"
+	fi
+}
+
+guest_end() {
+	echo "1..$GUEST_N"
+	[ "$GUEST_FAILED" = 0 ]
+}
