@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/*
+ * frac_neg_test: every field of every ioctl, given a value the uAPI refuses,
+ * gets the exact errno, and the refused call changes nothing: output fields
+ * keep the poison written before the call, no job runs, no syncobj gets a
+ * fence. Limits are tested at the limit (accepted) and one past (refused).
+ *
+ * SUBMIT is table-driven: each variant of the `submit` fixture changes one
+ * thing in a valid job (one COPY between two host BOs) and names the errno it
+ * must get; the accepted ones must also run to completion.
+ */
+#include "frac_test.h"
+
+#define BO_SIZE		(64 * 1024ull)
+#define FRAC_4G		(1ull << 32)
+
+/* ---- GET_PARAM, BO_CREATE, BO_INFO, WAIT, mmap ------------------------- */
+
+FIXTURE(neg) {
+	struct frac_dev dev;
+};
+
+FIXTURE_SETUP(neg)
+{
+	self->dev.fd = -1;
+	FRAC_OPEN_OR_SKIP(&self->dev);
+}
+
+FIXTURE_TEARDOWN(neg)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+}
+
+TEST_F(neg, get_param_unknown)
+{
+	static const uint32_t params[] = { DRM_FRAC_PARAM_CLOCK_OFFSET + 1, 0x100, 0x7fffffff,
+					   0xffffffff };
+	struct drm_frac_get_param p;
+	uint32_t i;
+
+	for (i = 0; i < FRAC_ARRAY_SIZE(params); i++) {
+		frac_poison(&p, sizeof(p));
+		p.param = params[i];
+		p.pad = 0;
+		EXPECT_EQ(-EINVAL, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_GET_PARAM, &p))
+			TH_LOG("param %#x", params[i]);
+		EXPECT_EQ(FRAC_POISON64, p.value);
+	}
+}
+
+TEST_F(neg, get_param_pad)
+{
+	static const uint32_t pads[] = { 1, 0x80000000u, FRAC_POISON32 };
+	struct drm_frac_get_param p;
+	uint32_t i;
+
+	for (i = 0; i < FRAC_ARRAY_SIZE(pads); i++) {
+		frac_poison(&p, sizeof(p));
+		p.param = DRM_FRAC_PARAM_NUM_QUEUES;
+		p.pad = pads[i];
+		EXPECT_EQ(-EINVAL, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_GET_PARAM, &p));
+		EXPECT_EQ(FRAC_POISON64, p.value);
+	}
+}
+
+static int bo_create_raw(int fd, uint64_t size, uint32_t flags, uint32_t *handle)
+{
+	struct drm_frac_bo_create c;
+	int ret;
+
+	frac_poison(&c, sizeof(c));
+	c.size = size;
+	c.flags = flags;
+	ret = frac_t_ioctl(fd, DRM_IOCTL_FRAC_BO_CREATE, &c);
+	*handle = c.handle;
+	return ret;
+}
+
+static void gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close cl = { .handle = handle };
+
+	frac_t_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &cl);
+}
+
+TEST_F(neg, bo_create_bad_flags)
+{
+	static const uint32_t flags[] = { 1u << 1, 1u << 2, 1u << 31, ~0u,
+					  DRM_FRAC_BO_DEVMEM | (1u << 7) };
+	uint32_t i, h;
+
+	for (i = 0; i < FRAC_ARRAY_SIZE(flags); i++) {
+		EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, 4096, flags[i], &h))
+			TH_LOG("flags %#x", flags[i]);
+		EXPECT_EQ(FRAC_POISON32, h);
+	}
+}
+
+TEST_F(neg, bo_create_size_zero)
+{
+	uint32_t h;
+
+	EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, 0, 0, &h));
+	EXPECT_EQ(FRAC_POISON32, h);
+	EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, 0, DRM_FRAC_BO_DEVMEM, &h));
+	EXPECT_EQ(FRAC_POISON32, h);
+}
+
+TEST_F(neg, bo_create_too_large)
+{
+	static const uint64_t sizes[] = { FRAC_4G + 1, FRAC_4G + FRAC_PAGE, 1ull << 40,
+					  ~0ull - FRAC_PAGE + 2, ~0ull };
+	uint32_t i, h;
+
+	/* Past the 4 GiB a descriptor can move, in either placement. */
+	for (i = 0; i < FRAC_ARRAY_SIZE(sizes); i++) {
+		EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, sizes[i], 0, &h))
+			TH_LOG("host BO of %#llx bytes", (unsigned long long)sizes[i]);
+		EXPECT_EQ(FRAC_POISON32, h);
+		EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, sizes[i], DRM_FRAC_BO_DEVMEM, &h))
+			TH_LOG("device BO of %#llx bytes", (unsigned long long)sizes[i]);
+		EXPECT_EQ(FRAC_POISON32, h);
+	}
+}
+
+/* Device memory: all of it can be one BO; one byte more cannot. */
+TEST_F(neg, bo_create_devmem_limit)
+{
+	uint64_t size = self->dev.devmem_size;
+	uint32_t h, h2;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+		SKIP(return, "no device memory");
+	EXPECT_EQ(-ENOSPC, bo_create_raw(self->dev.fd, size + 1, DRM_FRAC_BO_DEVMEM, &h));
+	EXPECT_EQ(FRAC_POISON32, h);
+	ASSERT_EQ(0, bo_create_raw(self->dev.fd, size, DRM_FRAC_BO_DEVMEM, &h))
+		TH_LOG("a BO of all %llu bytes of device memory (is some still allocated?)",
+		       (unsigned long long)size);
+	EXPECT_NE(FRAC_POISON32, h);
+	/* Full now. */
+	EXPECT_EQ(-ENOSPC, bo_create_raw(self->dev.fd, 1, DRM_FRAC_BO_DEVMEM, &h2));
+	EXPECT_EQ(FRAC_POISON32, h2);
+	gem_close(self->dev.fd, h);
+	/* And free again. */
+	ASSERT_EQ(0, bo_create_raw(self->dev.fd, 1, DRM_FRAC_BO_DEVMEM, &h2));
+	gem_close(self->dev.fd, h2);
+}
+
+TEST_F(neg, bo_info_unknown_handle)
+{
+	static const uint32_t handles[] = { 0, 1, 12345, ~0u };
+	struct drm_frac_bo_info info;
+	uint32_t i;
+
+	for (i = 0; i < FRAC_ARRAY_SIZE(handles); i++) {
+		frac_poison(&info, sizeof(info));
+		info.handle = handles[i];
+		EXPECT_EQ(-ENOENT, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_BO_INFO, &info))
+			TH_LOG("handle %u", handles[i]);
+		EXPECT_EQ(FRAC_POISON32, info.flags);
+		EXPECT_EQ(FRAC_POISON64, info.size);
+		EXPECT_EQ(FRAC_POISON64, info.mmap_offset);
+		EXPECT_EQ(FRAC_POISON64, info.devmem_offset);
+	}
+}
+
+TEST_F(neg, mmap_unknown_offset)
+{
+	struct frac_bo bo;
+	void *p;
+
+	ASSERT_EQ(0, frac_bo_create(&self->dev, 4096, 0, &bo));
+	/* An offset no BO was given, and the real one plus a page. */
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->dev.fd, bo.mmap_offset + (1ull << 30));
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->dev.fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	frac_bo_destroy(&self->dev, &bo);
+}
+
+static void expect_wait_untouched(struct __test_metadata *_metadata, const struct drm_frac_wait *w)
+{
+	EXPECT_EQ((int32_t)FRAC_POISON32, w->status);
+	EXPECT_EQ(FRAC_POISON32, w->pad);
+	EXPECT_EQ(FRAC_POISON64, w->result);
+	EXPECT_EQ(FRAC_POISON64, w->t_start);
+	EXPECT_EQ(FRAC_POISON64, w->t_end);
+}
+
+TEST_F(neg, wait_unknown_id)
+{
+	static const uint32_t ids[] = { 0, 1, 2, 12345, ~0u };
+	static const int64_t timeouts[] = { 0, 1000000, -1 };
+	struct drm_frac_wait w;
+	uint32_t i, t;
+
+	/* A fresh file has no jobs; none of these may block either. */
+	for (i = 0; i < FRAC_ARRAY_SIZE(ids); i++)
+		for (t = 0; t < FRAC_ARRAY_SIZE(timeouts); t++) {
+			EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, ids[i], timeouts[t], &w))
+				TH_LOG("job id %u", ids[i]);
+			expect_wait_untouched(_metadata, &w);
+		}
+}
+
+TEST_F(neg, wait_flags)
+{
+	static const uint32_t flags[] = { 1, 2, 1u << 31, ~0u };
+	struct drm_frac_cmd nop = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w;
+	uint32_t id, i;
+
+	ASSERT_EQ(0, frac_t_submit(self->dev.fd, &nop, 1, 0, 0, 0, &id));
+	for (i = 0; i < FRAC_ARRAY_SIZE(flags); i++) {
+		frac_poison(&w, sizeof(w));
+		w.job_id = id;
+		w.flags = flags[i];
+		w.timeout_ns = -1;
+		EXPECT_EQ(-EINVAL, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_WAIT, &w))
+			TH_LOG("flags %#x", flags[i]);
+		expect_wait_untouched(_metadata, &w);
+	}
+	/* The refused waits did not consume the id. */
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, -1, &w));
+	EXPECT_EQ(0, w.status);
+}
+
+/* ---- SUBMIT ------------------------------------------------------------- */
+
+struct submit_ctx {
+	struct drm_frac_submit s;
+	struct drm_frac_cmd cmds[DRM_FRAC_MAX_CMDS + 1];
+	struct drm_frac_cmd *c;		/* cmds[0] */
+	uint32_t a, b, x;		/* host BOs of BO_SIZE: source, destination, spare */
+	uint32_t nq, gemm_max;
+	uint32_t so;			/* a syncobj without a fence */
+	int fd;
+};
+
+FIXTURE(submit) {
+	struct frac_dev dev;
+	struct frac_bo a, b, x;
+	struct submit_ctx ctx;
+};
+
+FIXTURE_VARIANT(submit) {
+	void (*mutate)(struct submit_ctx *c);
+	int err;
+};
+
+FIXTURE_SETUP(submit)
+{
+	struct submit_ctx *c = &self->ctx;
+
+	self->dev.fd = -1;
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->b));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->x));
+	frac_fill_random(self->a.map, BO_SIZE, 5);
+	memset(self->b.map, FRAC_POISON, BO_SIZE);
+
+	memset(c, 0, sizeof(*c));
+	c->a = self->a.handle;
+	c->b = self->b.handle;
+	c->x = self->x.handle;
+	c->fd = self->dev.fd;
+	c->nq = self->dev.num_queues;
+	c->gemm_max = self->dev.gemm_max_dim;
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &c->so));
+	c->c = &c->cmds[0];
+	c->c->op = DRM_FRAC_OP_COPY;
+	c->c->src_handle = c->a;
+	c->c->dst_handle = c->b;
+	c->c->len = 4096;
+	c->s.cmds = (uintptr_t)c->cmds;
+	c->s.cmd_count = 1;
+	c->s.cmd_size = sizeof(struct drm_frac_cmd);
+	c->s.queue = 0;
+	c->s.priority = DRM_FRAC_PRIO_NORMAL;
+	c->s.job_id = FRAC_POISON32;
+}
+
+FIXTURE_TEARDOWN(submit)
+{
+	if (self->dev.fd < 0)
+		return;
+	frac_bo_destroy(&self->dev, &self->a);
+	frac_bo_destroy(&self->dev, &self->b);
+	frac_bo_destroy(&self->dev, &self->x);
+	frac_close(&self->dev);
+}
+
+TEST_F(submit, run)
+{
+	struct submit_ctx *c = &self->ctx;
+	struct drm_frac_submit before;
+	struct drm_frac_wait w;
+	uint32_t i;
+	int ret;
+
+	if (variant->mutate)
+		variant->mutate(c);
+	before = c->s;
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &c->s);
+	ASSERT_EQ(variant->err, ret) TH_LOG("SUBMIT returned %d (%s), want %d", ret,
+					    strerror(-ret), variant->err);
+	if (variant->err) {
+		/* Refused: nothing written back, nothing run, nothing published. */
+		EXPECT_EQ(0, memcmp(&before, &c->s, sizeof(before)));
+		EXPECT_EQ(FRAC_POISON32, c->s.job_id);
+		EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, 1, 0, &w))
+			TH_LOG("a refused SUBMIT left a job behind");
+		EXPECT_EQ(-EINVAL, frac_t_syncobj_wait(self->dev.fd, c->so, 0))
+			TH_LOG("a refused SUBMIT put a fence in the syncobj");
+		usleep(1000);
+		EXPECT_EQ(-1, frac_check_byte(self->b.map, BO_SIZE, FRAC_POISON))
+			TH_LOG("a refused SUBMIT wrote the destination");
+		return;
+	}
+	/* Accepted: the job runs to completion. */
+	EXPECT_NE(FRAC_POISON32, c->s.job_id);
+	ASSERT_EQ(0, frac_t_wait(self->dev.fd, c->s.job_id, 30 * FRAC_NSEC, &w));
+	EXPECT_EQ(0, w.status);
+	for (i = 0; i < c->s.cmd_count && i < DRM_FRAC_MAX_CMDS; i++)
+		if (c->cmds[i].op == DRM_FRAC_OP_COPY && c->cmds[i].src_handle == c->a &&
+		    c->cmds[i].dst_handle == c->b)
+			EXPECT_EQ(0, memcmp((char *)self->b.map + c->cmds[i].dst_offset,
+					    (char *)self->a.map + c->cmds[i].src_offset,
+					    c->cmds[i].len));
+}
+
+/* One variant: a name, what it changes in the valid job, and the errno it must get. */
+#define SUBMIT_CASE(name, errno_, body)						\
+	static void mutate_##name(struct submit_ctx *c) { body; }		\
+	FIXTURE_VARIANT_ADD(submit, name) { .mutate = mutate_##name, .err = errno_ }
+
+static void set_gemm(struct submit_ctx *c, uint32_t m, uint32_t n, uint32_t k, uint32_t type)
+{
+	memset(c->c, 0, sizeof(*c->c));
+	c->c->op = DRM_FRAC_OP_GEMM;
+	c->c->src_handle = c->a;
+	c->c->aux_handle = c->x;
+	c->c->dst_handle = c->b;
+	c->c->arg[0] = m;
+	c->c->arg[1] = n;
+	c->c->arg[2] = k;
+	c->c->arg[3] = type;
+}
+
+static void set_op(struct submit_ctx *c, uint32_t op)
+{
+	memset(c->c, 0, sizeof(*c->c));
+	c->c->op = op;
+	switch (op) {
+	case DRM_FRAC_OP_FILL:
+		c->c->dst_handle = c->b;
+		c->c->len = 4096;
+		break;
+	case DRM_FRAC_OP_CRC32C:
+		c->c->src_handle = c->a;
+		c->c->len = 4096;
+		break;
+	case DRM_FRAC_OP_TIMESTAMP:
+		c->c->dst_handle = c->x;
+		c->c->len = 8;
+		break;
+	}
+}
+
+/* The baseline itself, and every limit at its value: accepted. */
+FIXTURE_VARIANT_ADD(submit, valid_copy) { .mutate = NULL, .err = 0 };
+SUBMIT_CASE(valid_max_cmds, 0, {
+	uint32_t i;
+
+	for (i = 1; i < DRM_FRAC_MAX_CMDS; i++)
+		c->cmds[i] = c->cmds[0];
+	c->s.cmd_count = DRM_FRAC_MAX_CMDS;
+});
+SUBMIT_CASE(valid_last_queue, 0, c->s.queue = c->nq - 1);
+SUBMIT_CASE(valid_prio_low, 0, c->s.priority = DRM_FRAC_PRIO_LOW);
+SUBMIT_CASE(valid_prio_high, 0, c->s.priority = DRM_FRAC_PRIO_HIGH);
+SUBMIT_CASE(valid_range_to_the_end, 0, {
+	c->c->src_offset = BO_SIZE - 4096;
+	c->c->dst_offset = BO_SIZE - 4096;
+});
+SUBMIT_CASE(valid_nop, 0, set_op(c, DRM_FRAC_OP_NOP));
+SUBMIT_CASE(valid_fill, 0, set_op(c, DRM_FRAC_OP_FILL));
+SUBMIT_CASE(valid_crc32c_any_seed, 0, { set_op(c, DRM_FRAC_OP_CRC32C); c->c->arg[0] = ~0u; });
+SUBMIT_CASE(valid_timestamp_len_8, 0, set_op(c, DRM_FRAC_OP_TIMESTAMP));
+SUBMIT_CASE(valid_timestamp_len_0, 0, {
+	set_op(c, DRM_FRAC_OP_TIMESTAMP);
+	c->c->dst_handle = 0;
+	c->c->len = 0;
+});
+SUBMIT_CASE(valid_gemm_m_max, 0, set_gemm(c, c->gemm_max, 1, 1, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(valid_gemm_n_max, 0, set_gemm(c, 1, c->gemm_max, 1, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(valid_gemm_k_max, 0, set_gemm(c, 1, 1, c->gemm_max, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(valid_gemm_fits_exactly, 0, set_gemm(c, 256, 64, 256, DRM_FRAC_GEMM_INT8));
+SUBMIT_CASE(valid_in_syncobj_signalled, 0, {
+	/* Created signalled: the syncobj holds a signalled stub fence. */
+	struct drm_syncobj_create sc = { .flags = DRM_SYNCOBJ_CREATE_SIGNALED };
+
+	if (!frac_t_ioctl(c->fd, DRM_IOCTL_SYNCOBJ_CREATE, &sc))
+		c->s.in_syncobj = sc.handle;
+});
+
+/* struct drm_frac_submit */
+SUBMIT_CASE(cmd_count_0, -EINVAL, c->s.cmd_count = 0);
+SUBMIT_CASE(cmd_count_max_plus_1, -EINVAL, {
+	uint32_t i;
+
+	for (i = 1; i <= DRM_FRAC_MAX_CMDS; i++)
+		c->cmds[i] = c->cmds[0];
+	c->s.cmd_count = DRM_FRAC_MAX_CMDS + 1;
+});
+SUBMIT_CASE(cmd_count_huge, -EINVAL, c->s.cmd_count = ~0u);
+SUBMIT_CASE(cmd_size_0, -EINVAL, c->s.cmd_size = 0);
+SUBMIT_CASE(cmd_size_short, -EINVAL, c->s.cmd_size = sizeof(struct drm_frac_cmd) - 8);
+SUBMIT_CASE(cmd_size_long, -EINVAL, c->s.cmd_size = sizeof(struct drm_frac_cmd) + 8);
+SUBMIT_CASE(cmds_null, -EFAULT, c->s.cmds = 0);
+SUBMIT_CASE(cmds_unmapped, -EFAULT, c->s.cmds = 4096);
+SUBMIT_CASE(cmds_kernel_address, -EFAULT, c->s.cmds = 0xffff888000000000ull);
+SUBMIT_CASE(queue_num_queues, -EINVAL, c->s.queue = c->nq);
+SUBMIT_CASE(queue_max, -EINVAL, c->s.queue = 16);	/* past any device */
+SUBMIT_CASE(queue_u32_max, -EINVAL, c->s.queue = ~0u);
+SUBMIT_CASE(priority_3, -EINVAL, c->s.priority = DRM_FRAC_PRIO_HIGH + 1);
+SUBMIT_CASE(priority_u32_max, -EINVAL, c->s.priority = ~0u);
+SUBMIT_CASE(flags_bit0, -EINVAL, c->s.flags = 1);
+SUBMIT_CASE(flags_bit31, -EINVAL, c->s.flags = 1u << 31);
+SUBMIT_CASE(in_syncobj_unknown, -ENOENT, c->s.in_syncobj = 12345);
+SUBMIT_CASE(out_syncobj_unknown, -ENOENT, c->s.out_syncobj = 12345);
+SUBMIT_CASE(in_syncobj_without_fence, -EINVAL, c->s.in_syncobj = c->so);
+SUBMIT_CASE(bad_cmd_with_out_syncobj, -EINVAL, { c->s.out_syncobj = c->so; c->c->op = 99; });
+SUBMIT_CASE(bad_in_with_out_syncobj, -ENOENT, {
+	c->s.out_syncobj = c->so;
+	c->s.in_syncobj = 12345;
+});
+
+/* struct drm_frac_cmd: opcode, flags, pad */
+SUBMIT_CASE(op_after_last, -EINVAL, c->c->op = DRM_FRAC_OP_TIMESTAMP + 1);
+SUBMIT_CASE(op_u32_max, -EINVAL, c->c->op = ~0u);
+SUBMIT_CASE(cmd_flags, -EINVAL, c->c->flags = 1);
+SUBMIT_CASE(cmd_flags_bit31, -EINVAL, c->c->flags = 1u << 31);
+SUBMIT_CASE(cmd_pad, -EINVAL, c->c->pad = 1);
+SUBMIT_CASE(second_cmd_bad, -EINVAL, {
+	c->cmds[1] = c->cmds[0];
+	c->cmds[1].flags = 1;
+	c->s.cmd_count = 2;
+});
+SUBMIT_CASE(last_of_max_cmds_bad, -EINVAL, {
+	uint32_t i;
+
+	for (i = 1; i < DRM_FRAC_MAX_CMDS; i++)
+		c->cmds[i] = c->cmds[0];
+	c->cmds[DRM_FRAC_MAX_CMDS - 1].pad = 7;
+	c->s.cmd_count = DRM_FRAC_MAX_CMDS;
+});
+
+/* Handles */
+SUBMIT_CASE(src_unknown_handle, -ENOENT, c->c->src_handle = 12345);
+SUBMIT_CASE(dst_unknown_handle, -ENOENT, c->c->dst_handle = 12345);
+SUBMIT_CASE(gemm_aux_unknown_handle, -ENOENT, {
+	set_gemm(c, 4, 4, 4, DRM_FRAC_GEMM_FP32);
+	c->c->aux_handle = 12345;
+});
+SUBMIT_CASE(src_used_handle_0, -EINVAL, c->c->src_handle = 0);
+SUBMIT_CASE(dst_used_handle_0, -EINVAL, c->c->dst_handle = 0);
+SUBMIT_CASE(gemm_aux_used_handle_0, -EINVAL, {
+	set_gemm(c, 4, 4, 4, DRM_FRAC_GEMM_FP32);
+	c->c->aux_handle = 0;
+});
+
+/* Unused operands name nothing */
+SUBMIT_CASE(copy_unused_aux_handle, -EINVAL, c->c->aux_handle = c->x);
+SUBMIT_CASE(copy_unused_aux_offset, -EINVAL, c->c->aux_offset = 8);
+SUBMIT_CASE(copy_unused_aux_unknown_handle, -EINVAL, c->c->aux_handle = 12345);
+SUBMIT_CASE(fill_unused_src_handle, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->src_handle = c->a; });
+SUBMIT_CASE(fill_unused_src_offset, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->src_offset = 4; });
+SUBMIT_CASE(crc32c_unused_dst_handle, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_CRC32C);
+	c->c->dst_handle = c->b;
+});
+SUBMIT_CASE(crc32c_unused_aux_offset, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_CRC32C);
+	c->c->aux_offset = 1;
+});
+SUBMIT_CASE(nop_with_handle, -EINVAL, { set_op(c, DRM_FRAC_OP_NOP); c->c->dst_handle = c->b; });
+SUBMIT_CASE(nop_with_offset, -EINVAL, { set_op(c, DRM_FRAC_OP_NOP); c->c->src_offset = 64; });
+SUBMIT_CASE(timestamp_len_0_with_dst, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_TIMESTAMP);
+	c->c->len = 0;
+});
+SUBMIT_CASE(timestamp_unused_src, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_TIMESTAMP);
+	c->c->src_handle = c->a;
+});
+
+/* Arguments a command does not use are zero */
+SUBMIT_CASE(nop_len, -EINVAL, { set_op(c, DRM_FRAC_OP_NOP); c->c->len = 1; });
+SUBMIT_CASE(nop_arg0, -EINVAL, { set_op(c, DRM_FRAC_OP_NOP); c->c->arg[0] = 1; });
+SUBMIT_CASE(copy_arg0, -EINVAL, c->c->arg[0] = 1);
+SUBMIT_CASE(copy_arg3, -EINVAL, c->c->arg[3] = 1);
+SUBMIT_CASE(fill_arg1, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->arg[1] = 1; });
+SUBMIT_CASE(fill_arg3, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->arg[3] = 1; });
+SUBMIT_CASE(crc32c_arg2, -EINVAL, { set_op(c, DRM_FRAC_OP_CRC32C); c->c->arg[2] = 1; });
+SUBMIT_CASE(timestamp_arg0, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->arg[0] = 1; });
+SUBMIT_CASE(timestamp_arg3, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->arg[3] = 1; });
+
+/* Ranges */
+SUBMIT_CASE(src_offset_at_end, -EINVAL, { c->c->src_offset = BO_SIZE; c->c->len = 1; });
+SUBMIT_CASE(src_one_past_end, -EINVAL, c->c->src_offset = BO_SIZE - 4096 + 1);
+SUBMIT_CASE(dst_one_past_end, -EINVAL, c->c->dst_offset = BO_SIZE - 4096 + 1);
+SUBMIT_CASE(len_one_past_bo, -EINVAL, c->c->len = BO_SIZE + 1);
+SUBMIT_CASE(src_offset_overflow, -EINVAL, c->c->src_offset = ~0ull - 10);
+SUBMIT_CASE(dst_offset_overflow, -EINVAL, c->c->dst_offset = ~0ull - 4094);
+SUBMIT_CASE(len_overflow, -EINVAL, { c->c->src_offset = 100; c->c->len = ~0ull - 50; });
+SUBMIT_CASE(len_over_4g, -EINVAL, c->c->len = FRAC_4G + 1);
+SUBMIT_CASE(fill_len_over_4g, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->len = FRAC_4G + 1; });
+SUBMIT_CASE(fill_one_past_end, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_FILL);
+	c->c->dst_offset = BO_SIZE - 3;
+	c->c->len = 4;
+});
+SUBMIT_CASE(crc32c_one_past_end, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_CRC32C);
+	c->c->src_offset = 1;
+	c->c->len = BO_SIZE;
+});
+SUBMIT_CASE(timestamp_one_past_end, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_TIMESTAMP);
+	c->c->dst_offset = BO_SIZE - 7;
+});
+
+/* TIMESTAMP len is 0 or 8 */
+SUBMIT_CASE(timestamp_len_1, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->len = 1; });
+SUBMIT_CASE(timestamp_len_4, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->len = 4; });
+SUBMIT_CASE(timestamp_len_7, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->len = 7; });
+SUBMIT_CASE(timestamp_len_9, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->len = 9; });
+SUBMIT_CASE(timestamp_len_16, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->len = 16; });
+SUBMIT_CASE(timestamp_len_8_no_dst, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_TIMESTAMP);
+	c->c->dst_handle = 0;
+});
+
+/* GEMM dimensions, type, len, operand sizes */
+SUBMIT_CASE(gemm_m_0, -EINVAL, set_gemm(c, 0, 4, 4, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(gemm_n_0, -EINVAL, set_gemm(c, 4, 0, 4, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(gemm_k_0, -EINVAL, set_gemm(c, 4, 4, 0, DRM_FRAC_GEMM_FP32));
+SUBMIT_CASE(gemm_m_max_plus_1, -EINVAL, set_gemm(c, c->gemm_max + 1, 1, 1, DRM_FRAC_GEMM_INT8));
+SUBMIT_CASE(gemm_n_max_plus_1, -EINVAL, set_gemm(c, 1, c->gemm_max + 1, 1, DRM_FRAC_GEMM_INT8));
+SUBMIT_CASE(gemm_k_max_plus_1, -EINVAL, set_gemm(c, 1, 1, c->gemm_max + 1, DRM_FRAC_GEMM_INT8));
+SUBMIT_CASE(gemm_dims_u32_max, -EINVAL, set_gemm(c, ~0u, ~0u, ~0u, DRM_FRAC_GEMM_INT8));
+SUBMIT_CASE(gemm_type_2, -EINVAL, set_gemm(c, 4, 4, 4, DRM_FRAC_GEMM_INT8 + 1));
+SUBMIT_CASE(gemm_type_u32_max, -EINVAL, set_gemm(c, 4, 4, 4, ~0u));
+SUBMIT_CASE(gemm_len, -EINVAL, { set_gemm(c, 4, 4, 4, DRM_FRAC_GEMM_FP32); c->c->len = 64; });
+SUBMIT_CASE(gemm_a_one_past_end, -EINVAL, {
+	set_gemm(c, 256, 64, 256, DRM_FRAC_GEMM_INT8);
+	c->c->src_offset = 1;
+});
+SUBMIT_CASE(gemm_b_one_past_end, -EINVAL, {
+	set_gemm(c, 1, 256, 64, DRM_FRAC_GEMM_FP32);	/* B is 64 KiB */
+	c->c->aux_offset = 4;
+});
+SUBMIT_CASE(gemm_c_one_past_end, -EINVAL, {
+	set_gemm(c, 256, 64, 256, DRM_FRAC_GEMM_INT8);	/* C is 64 KiB */
+	c->c->dst_offset = 4;
+});
+SUBMIT_CASE(gemm_fp32_a_too_big, -EINVAL, set_gemm(c, 256, 64, 256, DRM_FRAC_GEMM_FP32));
+
+TEST_HARNESS_MAIN
