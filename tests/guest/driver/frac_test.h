@@ -318,7 +318,10 @@ static inline int frac_t_bdf(const struct frac_dev *dev, char *bdf, size_t len)
 		return -errno;
 	link[n] = '\0';
 	base = strrchr(link, '/');
-	snprintf(bdf, len, "%s", base ? base + 1 : link);
+	base = base ? base + 1 : link;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	memcpy(bdf, base, strlen(base) + 1);
 	return 0;
 }
 
@@ -382,7 +385,7 @@ static inline int frac_t_inject(const struct frac_dev *dev, const char *what)
 static inline uint64_t frac_t_modparam(const char *name, uint64_t def)
 {
 	char path[128];
-	uint64_t v;
+	uint64_t v = def;
 
 	snprintf(path, sizeof(path), "/sys/module/frac/parameters/%s", name);
 	return frac_t_read_u64(path, &v) ? def : v;

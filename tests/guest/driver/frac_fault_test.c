@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * frac_fault_test: recovery from every fault kind of the device, injected
+ * through debugfs accel/<bdf>/inject_fault while other queues carry load.
+ *
+ * For each kind the jobs it hits end with the status the uAPI documents
+ * (-ETIMEDOUT for the job that hung, -EIO for the jobs a queue or device
+ * reset cancelled and for jobs the device failed), every other job completes
+ * with correct data, the sysfs counters (job_timeouts, lost_interrupts,
+ * queue_resets, device_resets, jobs_failed) move by exactly what the fault
+ * explains, and afterwards every queue runs jobs again.
+ *
+ * Needs a device with fault-injection=on (else SKIP). Meant to run with a
+ * short job timeout (frac.ko job_timeout_ms=500); waits scale with it.
+ */
+#include <linux/sync_file.h>
+
+#include "frac_test.h"
+
+#define LOAD_JOBS	4		/* per loaded queue */
+#define LOAD_LEN	(64 * 1024ull)
+#define SLICE		(64 * 1024ull)	/* victim job slices */
+
+FIXTURE(fault) {
+	struct frac_dev dev;
+	struct frac_bo src, load, victim;
+	struct frac_bo qvictim[16];	/* one per queue: jobs sharing a BO are ordered */
+	uint32_t load_ids[16][LOAD_JOBS];
+	uint32_t load_mask;		/* queues with load outstanding */
+	uint64_t timeout_ms;		/* frac.ko job_timeout_ms */
+	int64_t wait_ns;		/* generous bound for any job here */
+};
+
+FIXTURE_SETUP(fault)
+{
+	uint32_t q;
+
+	self->dev.fd = -1;
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "device without fault injection (fault-injection=on)");
+	if (self->dev.num_queues < 2)
+		SKIP(return, "needs a second queue to carry load");
+	self->timeout_ms = frac_t_modparam("job_timeout_ms", 5000);
+	self->wait_ns = (int64_t)(4 * self->timeout_ms) * 1000000 + 30 * FRAC_NSEC;
+	ASSERT_EQ(0, frac_t_bo(&self->dev, LOAD_LEN, 0, &self->src));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, LOAD_LEN * LOAD_JOBS * 16, 0, &self->load));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SLICE * 8, 0, &self->victim));
+	for (q = 0; q < self->dev.num_queues; q++)
+		ASSERT_EQ(0, frac_t_bo(&self->dev, SLICE * 8, 0, &self->qvictim[q]));
+	frac_fill_random(self->src.map, LOAD_LEN, 1);
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	uint32_t q;
+
+	if (self->dev.fd < 0)
+		return;
+	frac_bo_destroy(&self->dev, &self->src);
+	frac_bo_destroy(&self->dev, &self->load);
+	frac_bo_destroy(&self->dev, &self->victim);
+	for (q = 0; q < 16; q++)
+		frac_bo_destroy(&self->dev, &self->qvictim[q]);
+	frac_close(&self->dev);
+}
+
+static uint8_t *load_slot(FIXTURE_DATA(fault) *self, uint32_t q, uint32_t j)
+{
+	return (uint8_t *)self->load.map + (q * LOAD_JOBS + j) * LOAD_LEN;
+}
+
+/* LOAD_JOBS copies on every queue not in @skip_mask. */
+static void load_start(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self,
+		       uint32_t skip_mask)
+{
+	struct frac_cmdlist cl;
+	uint32_t q, j;
+
+	self->load_mask = 0;
+	for (q = 0; q < self->dev.num_queues; q++) {
+		if (skip_mask & (1u << q))
+			continue;
+		self->load_mask |= 1u << q;
+		for (j = 0; j < LOAD_JOBS; j++) {
+			memset(load_slot(self, q, j), 0, LOAD_LEN);
+			frac_cmdlist_init(&cl);
+			ASSERT_EQ(0, frac_cmd_copy(&cl, &self->load, (q * LOAD_JOBS + j) * LOAD_LEN,
+						   &self->src, 0, LOAD_LEN));
+			ASSERT_EQ(0, frac_submit(&self->dev, q, &cl, NULL,
+						 &self->load_ids[q][j]));
+		}
+	}
+}
+
+/* Every load job completed, with the right data. */
+static void load_check(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self)
+{
+	struct frac_job_result res;
+	uint32_t q, j;
+
+	for (q = 0; q < self->dev.num_queues; q++) {
+		if (!(self->load_mask & (1u << q)))
+			continue;
+		for (j = 0; j < LOAD_JOBS; j++) {
+			ASSERT_EQ(0, frac_wait(&self->dev, self->load_ids[q][j], self->wait_ns,
+					       &res));
+			EXPECT_EQ(0, res.status) TH_LOG("load job %u on queue %u", j, q);
+			EXPECT_EQ(0, memcmp(load_slot(self, q, j), self->src.map, LOAD_LEN))
+				TH_LOG("load job %u on queue %u: wrong data", j, q);
+		}
+	}
+	self->load_mask = 0;
+}
+
+/* A FILL of victim slice @slot on @queue; the slice is poisoned first. */
+static uint32_t victim_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self,
+			   struct frac_dev *dev, struct frac_bo *victim, uint32_t queue,
+			   uint32_t slot, uint32_t out_syncobj)
+{
+	struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL,
+					 .out_syncobj = out_syncobj };
+	struct frac_cmdlist cl;
+	uint32_t id = 0;
+
+	(void)self;
+	memset((uint8_t *)victim->map + slot * SLICE, FRAC_POISON, SLICE);
+	frac_cmdlist_init(&cl);
+	EXPECT_EQ(0, frac_cmd_fill(&cl, victim, slot * SLICE, SLICE, 0x10101010u * (slot + 1)));
+	EXPECT_EQ(0, frac_submit(dev, queue, &cl, &opts, &id));
+	return id;
+}
+
+static bool victim_filled(const struct frac_bo *victim, uint32_t slot)
+{
+	return frac_check_fill((uint8_t *)victim->map + slot * SLICE, SLICE,
+			       0x10101010u * (slot + 1)) == -1;
+}
+
+static bool victim_untouched(const struct frac_bo *victim, uint32_t slot)
+{
+	return frac_check_byte((uint8_t *)victim->map + slot * SLICE, SLICE, FRAC_POISON) == -1;
+}
+
+/* Every queue runs a job again, and its data is right. */
+static void all_queues_work(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self)
+{
+	struct frac_job_result res;
+	uint32_t q, id;
+
+	for (q = 0; q < self->dev.num_queues; q++) {
+		id = victim_job(_metadata, self, &self->dev, &self->victim, q, 7, 0);
+		ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+		EXPECT_EQ(0, res.status) TH_LOG("queue %u after the fault", q);
+		EXPECT_TRUE(victim_filled(&self->victim, 7)) TH_LOG("queue %u", q);
+	}
+}
+
+struct counters {
+	uint64_t timeouts, lost, qresets, dresets, failed;
+};
+
+static void counters_read(const struct frac_dev *dev, struct counters *c)
+{
+	c->timeouts = frac_t_counter(dev, "job_timeouts");
+	c->lost = frac_t_counter(dev, "lost_interrupts");
+	c->qresets = frac_t_counter(dev, "queue_resets");
+	c->dresets = frac_t_counter(dev, "device_resets");
+	c->failed = frac_t_counter(dev, "jobs_failed");
+}
+
+static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const char *what)
+{
+	int ret = frac_t_inject(dev, what);
+
+	EXPECT_EQ(0, ret) TH_LOG("inject_fault \"%s\": %s", what, strerror(-ret));
+	return ret;
+}
+
+/*
+ * hang: the queue stops. Its first job times out (-ETIMEDOUT) and the queue
+ * is reset; the jobs behind it on the ring, one of them another file's, are
+ * cancelled (-EIO). The other queues' load completes.
+ */
+TEST_F_TIMEOUT(fault, hang, 120)
+{
+	const uint32_t hq = 1;
+	struct counters before, after;
+	struct frac_job_result r1, r2, r3;
+	struct frac_dev other;
+	struct frac_bo ovictim;
+	uint32_t v1, v2, v3;
+	int64_t t0, ms;
+
+	counters_read(&self->dev, &before);
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &ovictim));
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+	t0 = frac_mono_ns();
+	v1 = victim_job(_metadata, self, &self->dev, &self->victim, hq, 0, 0);
+	v2 = victim_job(_metadata, self, &other, &ovictim, hq, 1, 0);
+	v3 = victim_job(_metadata, self, &self->dev, &self->victim, hq, 2, 0);
+	load_start(_metadata, self, 1u << hq);
+
+	ASSERT_EQ(0, frac_wait(&self->dev, v1, self->wait_ns, &r1));
+	ms = (frac_mono_ns() - t0) / 1000000;
+	ASSERT_EQ(0, frac_wait(&other, v2, self->wait_ns, &r2));
+	ASSERT_EQ(0, frac_wait(&self->dev, v3, self->wait_ns, &r3));
+	EXPECT_EQ(-ETIMEDOUT, r1.status);
+	EXPECT_EQ(-EIO, r2.status) TH_LOG("another file's job behind the hung one");
+	EXPECT_EQ(-EIO, r3.status);
+	EXPECT_GE(ms, (int64_t)self->timeout_ms * 9 / 10) TH_LOG("timed out after %lld ms",
+								 (long long)ms);
+	EXPECT_TRUE(victim_untouched(&self->victim, 0));
+	load_check(_metadata, self);
+
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.timeouts + 1, after.timeouts);
+	EXPECT_EQ(before.qresets + 1, after.qresets);
+	EXPECT_EQ(before.dresets, after.dresets);
+	all_queues_work(_metadata, self);
+	frac_bo_destroy(&other, &ovictim);
+	frac_close(&other);
+}
+
+/*
+ * hang with a backlog: ten jobs of DRM_FRAC_MAX_CMDS commands on the hung
+ * queue, more than its ring takes, so the scheduler holds some back. The
+ * first times out, the others on the ring are cancelled (-EIO), and the ones
+ * held back run after the reset, correctly: statuses -ETIMEDOUT, -EIO..., 0...
+ */
+TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
+{
+	const uint32_t njobs = 10, hq = 1, piece = 1024;
+	struct frac_job_result res[10];
+	struct counters before, after;
+	struct frac_cmdlist cl;
+	uint32_t ids[10], i, c, ncancelled = 0, nok = 0;
+	struct frac_bo bo;
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, (uint64_t)njobs * DRM_FRAC_MAX_CMDS * piece, 0, &bo));
+	memset(bo.map, 0, bo.size);
+	counters_read(&self->dev, &before);
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+	for (i = 0; i < njobs; i++) {
+		frac_cmdlist_init(&cl);
+		for (c = 0; c < DRM_FRAC_MAX_CMDS; c++)
+			ASSERT_EQ(0, frac_cmd_fill(&cl, &bo, ((uint64_t)i * DRM_FRAC_MAX_CMDS + c) *
+						   piece, piece, 0x01010101u * (i + 1)));
+		ASSERT_EQ(0, frac_submit(&self->dev, hq, &cl, NULL, &ids[i]));
+	}
+	load_start(_metadata, self, 1u << hq);
+	for (i = 0; i < njobs; i++)
+		ASSERT_EQ(0, frac_wait(&self->dev, ids[i], self->wait_ns, &res[i]));
+	load_check(_metadata, self);
+
+	EXPECT_EQ(-ETIMEDOUT, res[0].status);
+	for (i = 1; i < njobs && res[i].status == -EIO; i++)
+		ncancelled++;
+	for (; i < njobs; i++) {
+		EXPECT_EQ(0, res[i].status) TH_LOG("job %u (after %u cancelled)", i, ncancelled);
+		EXPECT_EQ(-1, frac_check_fill((uint8_t *)bo.map +
+					      (uint64_t)i * DRM_FRAC_MAX_CMDS * piece,
+					      (uint64_t)DRM_FRAC_MAX_CMDS * piece,
+					      0x01010101u * (i + 1)))
+			TH_LOG("job %u", i);
+		nok++;
+	}
+	EXPECT_GT(nok, 0u) TH_LOG("no job was held back: the ring took %u jobs", njobs);
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.timeouts + 1, after.timeouts);
+	EXPECT_EQ(before.qresets + 1, after.qresets);
+	frac_bo_destroy(&self->dev, &bo);
+	all_queues_work(_metadata, self);
+}
+
+/*
+ * drop-irq: the queue's next three interrupts are lost. No job is: the
+ * timeout handler finds each completion on the ring, without a reset.
+ */
+TEST_F_TIMEOUT(fault, drop_irq, 120)
+{
+	struct counters before, mid, after;
+	struct frac_job_result res;
+	uint32_t i, id;
+
+	counters_read(&self->dev, &before);
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "drop-irq 0 3"));
+	load_start(_metadata, self, 1u << 0);
+	for (i = 0; i < 3; i++) {
+		id = victim_job(_metadata, self, &self->dev, &self->victim, 0, i, 0);
+		ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+		EXPECT_EQ(0, res.status) TH_LOG("job %u with its interrupt dropped", i);
+		EXPECT_TRUE(victim_filled(&self->victim, i)) TH_LOG("job %u", i);
+	}
+	load_check(_metadata, self);
+	counters_read(&self->dev, &mid);
+	EXPECT_EQ(before.lost + 3, mid.lost);
+	EXPECT_EQ(before.timeouts, mid.timeouts);
+	EXPECT_EQ(before.qresets, mid.qresets);
+
+	/* The drops are used up: interrupts complete jobs again. */
+	for (i = 3; i < 6; i++) {
+		id = victim_job(_metadata, self, &self->dev, &self->victim, 0, i, 0);
+		ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+		EXPECT_EQ(0, res.status);
+		EXPECT_TRUE(victim_filled(&self->victim, i));
+	}
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(mid.lost, after.lost);
+	all_queues_work(_metadata, self);
+}
+
+/* sync_file status of a syncobj's fence: 1 signalled, 0 pending, or the error. */
+static int syncobj_status(int fd, uint32_t syncobj)
+{
+	struct drm_syncobj_handle h = {
+		.handle = syncobj,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+		.fd = -1,
+	};
+	struct sync_file_info info;
+	int ret;
+
+	ret = frac_t_ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+	if (ret)
+		return ret;
+	memset(&info, 0, sizeof(info));
+	ret = frac_t_ioctl(h.fd, SYNC_IOC_FILE_INFO, &info);
+	close(h.fd);
+	return ret ? ret : info.status;
+}
+
+/*
+ * error and dma: the queue's next job fails in the device (-EIO), the error
+ * reaches the fence (syncobj, sync_file), and the job after it runs. A job
+ * whose first command fails ends with -EIO although its last one succeeded.
+ */
+static void failed_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self,
+		       const char *what, uint32_t fq, bool no_work)
+{
+	struct counters before, after;
+	struct frac_job_result r1, r2, r3;
+	uint32_t so, id1, id2, id3;
+
+	counters_read(&self->dev, &before);
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so));
+	ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+	load_start(_metadata, self, 1u << fq);
+	id1 = victim_job(_metadata, self, &self->dev, &self->victim, fq, 0, so);
+	id2 = victim_job(_metadata, self, &self->dev, &self->victim, fq, 1, 0);
+	/* The fault hits the first command of a job whose last one succeeds. */
+	ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+	{
+		struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL };
+		struct frac_cmdlist cl;
+
+		frac_cmdlist_init(&cl);
+		ASSERT_EQ(0, frac_cmd_fill(&cl, &self->victim, 2 * SLICE, SLICE, 1));
+		ASSERT_EQ(0, frac_cmd_fill(&cl, &self->victim, 3 * SLICE, SLICE, 2));
+		ASSERT_EQ(0, frac_cmd_crc32c(&cl, &self->src, 0, 64, 0));
+		ASSERT_EQ(0, frac_submit(&self->dev, fq, &cl, &opts, &id3));
+	}
+
+	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
+	ASSERT_EQ(0, frac_wait(&self->dev, id2, self->wait_ns, &r2));
+	EXPECT_EQ(-EIO, r1.status) TH_LOG("%s", what);
+	EXPECT_EQ(0, r2.status) TH_LOG("the job after the failed one");
+	ASSERT_EQ(0, frac_wait(&self->dev, id3, self->wait_ns, &r3));
+	EXPECT_EQ(-EIO, r3.status) TH_LOG("a job whose first command failed");
+	EXPECT_TRUE(victim_filled(&self->victim, 1));
+	if (no_work)
+		EXPECT_TRUE(victim_untouched(&self->victim, 0)) TH_LOG("an injected error did work");
+	EXPECT_EQ(0, frac_t_syncobj_wait(self->dev.fd, so, 0));
+	EXPECT_EQ(-EIO, syncobj_status(self->dev.fd, so)) TH_LOG("the fence lost the error");
+	load_check(_metadata, self);
+
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.failed + 2, after.failed);
+	EXPECT_EQ(before.timeouts, after.timeouts);
+	EXPECT_EQ(before.qresets, after.qresets);
+	EXPECT_EQ(before.dresets, after.dresets);
+	frac_t_syncobj_destroy(self->dev.fd, so);
+	all_queues_work(_metadata, self);
+}
+
+TEST_F_TIMEOUT(fault, error, 120)
+{
+	char what[32];
+	uint32_t q = 2 % self->dev.num_queues;
+
+	snprintf(what, sizeof(what), "error %u 1", q);
+	failed_job(_metadata, self, what, q, true);
+}
+
+TEST_F_TIMEOUT(fault, dma, 120)
+{
+	failed_job(_metadata, self, "dma 1 1", 1, false);
+}
+
+/*
+ * fatal: the device stops on every queue. The driver resets it: every job in
+ * flight ends with -EIO (each held in flight by injected latency, so none can
+ * have finished), and the device works again. Each queue's job writes its own
+ * BO: jobs writing one BO are ordered (implicit sync), and would not all be
+ * in flight at once.
+ */
+TEST_F_TIMEOUT(fault, fatal, 120)
+{
+	struct counters before, after;
+	struct frac_job_result res;
+	uint32_t q, ids[16];
+	char what[32];
+	int64_t t0, ms;
+
+	counters_read(&self->dev, &before);
+	for (q = 0; q < self->dev.num_queues; q++) {
+		snprintf(what, sizeof(what), "latency %u 10000", q);
+		ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+	}
+	t0 = frac_mono_ns();
+	for (q = 0; q < self->dev.num_queues; q++)
+		ids[q] = victim_job(_metadata, self, &self->dev, &self->qvictim[q], q, 0, 0);
+	usleep(20000);
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "fatal"));
+	for (q = 0; q < self->dev.num_queues; q++) {
+		ASSERT_EQ(0, frac_wait(&self->dev, ids[q], self->wait_ns, &res));
+		EXPECT_EQ(-EIO, res.status) TH_LOG("queue %u", q);
+	}
+	ms = (frac_mono_ns() - t0) / 1000000;
+	EXPECT_LT(ms, 10000) TH_LOG("the jobs ran out their latency: no reset");
+
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.dresets + 1, after.dresets);
+	EXPECT_EQ(before.timeouts, after.timeouts);
+
+	/* Everything works again, under load. */
+	load_start(_metadata, self, 0);
+	load_check(_metadata, self);
+	all_queues_work(_metadata, self);
+}
+
+/* latency: the next job takes 50 ms longer on the device clock; nothing else changes. */
+TEST_F_TIMEOUT(fault, latency, 60)
+{
+	struct counters before, after;
+	struct frac_job_result res;
+	uint32_t id;
+
+	counters_read(&self->dev, &before);
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "latency 0 50"));
+	load_start(_metadata, self, 1u << 0);
+	id = victim_job(_metadata, self, &self->dev, &self->victim, 0, 0, 0);
+	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_GE(res.t_end - res.t_start, 50000000ull);
+	EXPECT_TRUE(victim_filled(&self->victim, 0));
+
+	id = victim_job(_metadata, self, &self->dev, &self->victim, 0, 1, 0);
+	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_LT(res.t_end - res.t_start, 50000000ull) TH_LOG("latency applied twice");
+	load_check(_metadata, self);
+
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.timeouts, after.timeouts);
+	EXPECT_EQ(before.qresets, after.qresets);
+	EXPECT_EQ(before.failed, after.failed);
+}
+
+/* Several kinds at once, one per queue, while queue 0 carries the load. */
+TEST_F_TIMEOUT(fault, mixed, 120)
+{
+	struct frac_job_result res;
+	uint32_t id[4];
+
+	if (self->dev.num_queues < 4)
+		SKIP(return, "needs four queues");
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "error 2 1"));
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "dma 3 1"));
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "drop-irq 0 1"));
+	load_start(_metadata, self, 0xe);
+	id[1] = victim_job(_metadata, self, &self->dev, &self->qvictim[1], 1, 1, 0);
+	id[2] = victim_job(_metadata, self, &self->dev, &self->qvictim[2], 2, 2, 0);
+	id[3] = victim_job(_metadata, self, &self->dev, &self->qvictim[3], 3, 3, 0);
+	load_check(_metadata, self);
+	ASSERT_EQ(0, frac_wait(&self->dev, id[1], self->wait_ns, &res));
+	EXPECT_EQ(-ETIMEDOUT, res.status);
+	ASSERT_EQ(0, frac_wait(&self->dev, id[2], self->wait_ns, &res));
+	EXPECT_EQ(-EIO, res.status);
+	ASSERT_EQ(0, frac_wait(&self->dev, id[3], self->wait_ns, &res));
+	EXPECT_EQ(-EIO, res.status);
+	all_queues_work(_metadata, self);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Guest fault tests: every fault kind of the device (hang, drop-irq, error, dma, fatal, latency)
+# injected through debugfs while other queues carry load; checks job statuses, data, sysfs
+# counters and that the device works after. Needs fault-injection=on on the device (the tests
+# skip otherwise); loads frac.ko with job_timeout_ms=500 so hangs resolve quickly. Prints TAP.
+. "$(dirname "$0")/lib/frac-guest.bash"
+
+guest_begin
+guest_ok "load frac.ko job_timeout_ms=500" guest_load_frac job_timeout_ms=500
+guest_run frac_fault_test "$GUEST_TESTS/frac_fault_test"
+guest_dmesg_check
+guest_end
