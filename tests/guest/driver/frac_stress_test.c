@@ -192,6 +192,14 @@ FIXTURE_TEARDOWN(stress)
 		frac_close(&self->dev);
 }
 
+/* Batches per worker: 12, or $FRAC_STRESS_BATCHES (a long run to kill midway). */
+static uint32_t batches(void)
+{
+	const char *e = getenv("FRAC_STRESS_BATCHES");
+
+	return e && atoi(e) > 0 ? (uint32_t)atoi(e) : 12;
+}
+
 static void run_threads(struct __test_metadata *_metadata, struct frac_dev *shared,
 			uint32_t n)
 {
@@ -203,7 +211,7 @@ static void run_threads(struct __test_metadata *_metadata, struct frac_dev *shar
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].shared = shared;
 		w[i].index = (int)i;
-		w[i].batches = 12;
+		w[i].batches = batches();
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, worker_thread, &w[i]));
 	}
 	for (i = 0; i < n; i++)
@@ -238,7 +246,7 @@ static void run_processes(struct __test_metadata *_metadata, struct frac_dev *in
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].shared = inherited;
 		w[i].index = (int)i;
-		w[i].batches = 12;
+		w[i].batches = batches();
 		pids[i] = fork();
 		ASSERT_GE(pids[i], 0);
 		if (pids[i] == 0) {
