@@ -128,6 +128,9 @@ struct frac_device {
 	s64 clock_offset;
 	struct delayed_work clock_work;
 
+	/* run_job and free_job of every queue's scheduler */
+	struct workqueue_struct *submit_wq;
+
 	struct dentry *debugfs;
 	struct frac_queue queues[FRAC_MAX_QUEUES];
 };

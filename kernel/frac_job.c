@@ -314,7 +314,7 @@ int frac_job_sched_init(struct frac_queue *q)
 		return -ENOMEM;
 
 	/* Credits are ring slots: one per command, so the ring never overflows. */
-	return drm_sched_init(&q->sched, &frac_sched_ops, NULL,
+	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
 			      DRM_SCHED_PRIORITY_COUNT, q->size - 1, 0,
 			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
 			      name, fdev->drm.dev);

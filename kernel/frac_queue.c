@@ -266,11 +266,30 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 		drm_sched_fini(&fdev->queues[i].sched);
 }
 
+static void frac_submit_wq_destroy(struct drm_device *dev, void *arg)
+{
+	destroy_workqueue(to_frac_device(dev)->submit_wq);
+}
+
 int frac_queues_init(struct frac_device *fdev)
 {
 	struct device *dev = &fdev->pdev->dev;
 	u32 i;
 	int ret;
+
+	/*
+	 * A per-CPU high-priority workqueue rather than drm_sched's default
+	 * unbound ordered one: run_job then runs on the submitting CPU as soon
+	 * as the submitter sleeps, instead of waking a worker on another CPU.
+	 * Each scheduler's run and free work items never run concurrently
+	 * with themselves, which is all drm_sched needs.
+	 */
+	fdev->submit_wq = alloc_workqueue("frac-submit", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!fdev->submit_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&fdev->drm, frac_submit_wq_destroy, NULL);
+	if (ret)
+		return ret;
 
 	for (i = 0; i < fdev->num_queues; i++) {
 		struct frac_queue *q = &fdev->queues[i];

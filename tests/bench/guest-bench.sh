@@ -13,6 +13,16 @@ modprobe drm_shmem_helper
 insmod kernel/frac.ko
 [ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
 
+stop() {	# SIGINT the tools, SIGKILL whatever is left after 10 s
+	kill -INT "$@" 2>/dev/null || true
+	for _ in $(seq 50); do
+		kill -0 "$@" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$@" 2>/dev/null || true
+	wait "$@" 2>/dev/null || true
+}
+
 fio_run() {	# name iodepth engine [extra]
 	fio --name="$1" --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 \
 	    --iodepth="$2" --ioengine="$3" --size=1G --randrepeat=0 --norandommap \
@@ -39,12 +49,12 @@ for r in $(seq 1 "$reps"); do
 		done
 		sleep 3
 		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpf-$r.json"
-		kill -INT "${pids[@]}"; wait "${pids[@]}" || true
+		stop "${pids[@]}"
 		if [ -f tests/bench/fraclat.bt ] && command -v bpftrace >/dev/null; then
 			bpftrace tests/bench/fraclat.bt > "$out/p4-bpftrace-$r.txt" 2>&1 & bt=$!
 			sleep 5
 			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
-			kill -INT "$bt"; wait "$bt" || true
+			stop "$bt"
 		fi
 	fi
 done
