@@ -13,7 +13,7 @@ SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tool
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-emulator test-guest summary clean
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-kernel test-emulator test-guest summary clean
 
 all: qemu subdirs
 
@@ -47,10 +47,18 @@ test: deps
 		else echo "not ok $$n - build $$c (log: $(RESULTS)/build-$${c//\//-}.log)"; \
 			tail -n 15 $(RESULTS)/build-$${c//\//-}.log | sed 's/^/# /'; fi; \
 	done | tee -a $$t
+	@$(MAKE) test-kernel KEEP_GOING=1
 	@$(MAKE) test-emulator KEEP_GOING=1
 	@$(MAKE) test-guest KEEP_GOING=1
 	@echo "== summary"
 	@scripts/tap-summary $(RESULTS) $(RESULTS)/guest
+
+# W=1, sparse and checkpatch --strict on frac.ko
+test-kernel:
+	@mkdir -p $(RESULTS)
+	@echo "== kernel static checks"
+	@rc=0; bash kernel/check.sh 2>&1 | tee $(RESULTS)/kernel.tap || rc=$${PIPESTATUS[0]}; \
+		[ -n "$(KEEP_GOING)" ] || exit $$rc
 
 test-emulator: qemu
 	@mkdir -p $(RESULTS)
