@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Adding a value to a struct hist (frac_hist.h) from BPF.
+ */
+#ifndef __FRAC_HIST_BPF_H
+#define __FRAC_HIST_BPF_H
+
+#include "bits.bpf.h"
+#include "frac_hist.h"
+
+/* Display options, set by the tool between open and load. */
+const volatile __u32 targ_unit = UNIT_USEC;
+const volatile bool targ_linear = false;
+const volatile __u64 targ_lin_step = 1;	/* in targ_unit */
+
+/* Log-linear slot of @v: exact below FINE_SUB, then FINE_SUB per power of 2. */
+static __always_inline __u32 fine_slot(__u64 v)
+{
+	__u64 k;
+
+	if (v < FINE_SUB)
+		return v;
+	k = log2l(v);
+	return (k - FINE_SUB_BITS + 1) * FINE_SUB + ((v >> (k - FINE_SUB_BITS)) & (FINE_SUB - 1));
+}
+
+static __always_inline void atomic_min(__u64 *p, __u64 v)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		__u64 old = *(volatile __u64 *)p;
+
+		if (v >= old || __sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline void atomic_max(__u64 *p, __u64 v)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		__u64 old = *(volatile __u64 *)p;
+
+		if (v <= old || __sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline void hist_add(struct hist *h, __u64 ns)
+{
+	__u64 v = ns, slot;
+
+	if (targ_unit == UNIT_USEC)
+		v /= 1000;
+	else if (targ_unit == UNIT_MSEC)
+		v /= 1000000;
+	if (targ_linear)
+		slot = targ_lin_step ? v / targ_lin_step : v;
+	else
+		slot = log2l(v);
+	if (slot >= MAX_SLOTS)
+		slot = MAX_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+	slot = fine_slot(ns);
+	if (slot >= FINE_SLOTS)
+		slot = FINE_SLOTS - 1;
+	__sync_fetch_and_add(&h->fine[slot], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum, ns);
+	atomic_min(&h->min, ns);
+	atomic_max(&h->max, ns);
+}
+
+#endif /* __FRAC_HIST_BPF_H */

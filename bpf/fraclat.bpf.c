@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * fraclat: per-stage latency histograms of FRAC jobs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "fraclat.h"
+#include "frac_hist.bpf.h"
+#include "frac_job.bpf.h"
+
+#define MAX_ENTRIES	1024
+
+const volatile __u32 targ_group = GROUP_NONE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ENTRIES);
+	__type(key, struct fraclat_key);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+static struct hist initial_hist = { .min = ~0ULL };
+
+static __always_inline void frac_job_done(const struct job_key *jk, const struct job_info *j,
+					  const __u64 *stages)
+{
+	struct fraclat_key key = { .dev = jk->dev };
+	struct hist *h;
+	int i;
+
+	if (targ_group == GROUP_QUEUE)
+		key.id = jk->queue;
+	else if (targ_group == GROUP_OP)
+		key.id = j->op;
+	else if (targ_group == GROUP_PID)
+		key.id = j->pid;
+#pragma unroll
+	for (i = 0; i < NR_STAGES; i++) {
+		key.stage = i;
+		h = bpf_map_lookup_or_try_init(&hists, &key, &initial_hist);
+		if (!h)
+			return;
+		if (targ_group == GROUP_PID && !h->comm[0])
+			__builtin_memcpy(h->comm, j->comm, sizeof(h->comm));
+		hist_add(h, stages[i]);
+	}
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Helpers shared by the frac BPF tools. The histogram printers come from
+ * iovisor/bcc libbpf-tools/trace_helpers.c (Copyright (c) 2020 Wenbo Zhang).
+ */
+#ifndef __TRACE_HELPERS_H
+#define __TRACE_HELPERS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+
+#include "frac_hist.h"
+
+#define NSEC_PER_SEC	1000000000ULL
+#define FRAC_MODULE	"frac"
+
+/* Exit statuses of every tool. */
+#define EXIT_FAIL	1	/* could not trace (privileges, module, BPF) */
+#define EXIT_USAGE	2	/* bad arguments */
+
+extern const char *tool_name;	/* for messages: "fraclat: ..." */
+extern bool tool_verbose;	/* libbpf debug output */
+
+/* Print "<tool>: <message>" on stderr and exit EXIT_USAGE. */
+void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Parse a decimal integer in [min, max]; false on anything else. */
+bool parse_u64(const char *s, unsigned long long min, unsigned long long max,
+	       unsigned long long *out);
+/* `interval [count]` positional arguments; calls usage_error on a bad one. */
+void parse_interval_count(const char *arg, int pos, unsigned long long *interval,
+			  unsigned long long *count);
+
+int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list args);
+
+/*
+ * Checks before loading: the frac module's tracepoints exist and we may use
+ * BPF. Print a clear message and return false otherwise.
+ */
+bool frac_check_env(void);
+/* Explain a failed load/attach (privileges, missing module) as well as we can. */
+void report_bpf_error(const char *what, int err);
+
+/* Run-time probes for the BTF-based attach types on a module's BTF. */
+bool probe_tp_btf_module(const char *module, const char *tp);
+bool probe_fentry_module(const char *module, const char *func);
+
+/*
+ * Keep one program of each fallback pair: tp_btf or raw_tp, fentry/fexit or
+ * kprobe/kretprobe, by their section names.
+ */
+void select_progs(struct bpf_object *obj, bool tp_btf, bool fentry);
+
+/* Histograms */
+const char *unit_name(int unit);		/* "nsecs", "usecs", "msecs" */
+unsigned long long unit_ns(int unit);		/* ns in one unit */
+void print_log2_hist(const unsigned int *vals, int vals_size, const char *val_type);
+void print_linear_hist(const unsigned int *vals, int vals_size, unsigned int base,
+		       unsigned int step, const char *val_type);
+/* Estimated percentile (0 < p <= 1) in ns, from the fine buckets. */
+double hist_percentile(const struct hist *h, double p);
+/* The histogram (log2 or linear) and its summary line in @unit. */
+void print_hist(const struct hist *h, int unit, bool linear, unsigned int step);
+void print_hist_summary(const struct hist *h, int unit);
+/* {"count":..,"sum_ns":..,"min_ns":..,"avg_ns":..,"p50_ns":..,"p99_ns":..,"max_ns":..,"buckets":[..]} */
+void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int step);
+
+/*
+ * Move every entry of a hash map into a new array (*out, free() it) of *n
+ * entries of @entry_size bytes: the key first, the value at @value_off.
+ * Lookup-and-delete, so nothing that arrives meanwhile is lost.
+ */
+int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
+	      size_t *n);
+
+/* JSON string (quoted, escaped). */
+void print_json_str(const char *s);
+
+const char *frac_op_name(unsigned int op);
+const char *frac_dir_name(unsigned int dir);
+/* CLOCK_MONOTONIC ns (the clock of bpf_ktime_get_ns) */
+unsigned long long mono_ns(void);
+/* "HH:MM:SS" of now */
+const char *time_str(void);
+
+/* Stage names of frac_job.h: for people, and JSON keys */
+#include "frac_job.h"
+extern const char *const stage_names[NR_STAGES];
+extern const char *const stage_keys[NR_STAGES];
+
+#endif /* __TRACE_HELPERS_H */
