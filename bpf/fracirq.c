@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * fracirq: summarize FRAC interrupts: count and rate per vector, handler time
+ * histograms, and interrupt -> fence signalled latency.
+ * Modelled on iovisor/bcc libbpf-tools/hardirqs.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fracirq.h"
+#include "fracirq.skel.h"
+#include "trace_helpers.h"
+
+static struct env {
+	int unit;
+	bool linear;
+	unsigned long long step;
+	bool filter_dev;
+	unsigned long long dev;
+	bool timestamp;
+	bool json;
+	bool no_btf;
+	unsigned long long interval;
+	unsigned long long times;
+	int npos;
+} env = {
+	.unit = UNIT_USEC,
+	.step = 1,
+	.interval = 99999999,
+	.times = 99999999,
+};
+
+static volatile sig_atomic_t exiting;
+
+const char *argp_program_version = "fracirq 0.1";
+static const char argp_program_doc[] =
+"Summarize FRAC interrupts: count and rate per vector, handler time, and\n"
+"interrupt -> fence signalled latency for the fences a handler signals.\n"
+"\n"
+"USAGE: fracirq [--help] [-m | -N] [-L STEP] [-d DEV] [-T] [-j] [interval] [count]\n"
+"\n"
+"EXAMPLES:\n"
+"    fracirq              # summarize until Ctrl-C\n"
+"    fracirq 1 10         # 1 second summaries, 10 times\n"
+"    fracirq -N           # nanosecond histograms\n"
+"    fracirq -j 5         # JSON, one object per 5 s interval\n";
+
+enum { OPT_NO_BTF = 256 };
+
+static const struct argp_option opts[] = {
+	{ "milliseconds", 'm', NULL, 0, "Millisecond histograms", 0 },
+	{ "nanoseconds", 'N', NULL, 0, "Nanosecond histograms", 0 },
+	{ "linear", 'L', "STEP", 0, "Linear buckets of STEP units (default: log2)", 0 },
+	{ "dev", 'd', "DEV", 0, "Trace this device only (accel minor)", 0 },
+	{ "timestamp", 'T', NULL, 0, "Include a timestamp on output", 0 },
+	{ "json", 'j', NULL, 0, "JSON output, one object per interval", 0 },
+	{ "no-btf", OPT_NO_BTF, NULL, 0, "Use raw_tp and kprobes even when BTF attach works", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose debug output", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case 'm':
+		env.unit = UNIT_MSEC;
+		break;
+	case 'N':
+		env.unit = UNIT_NSEC;
+		break;
+	case 'L':
+		if (!parse_u64(arg, 1, 1000000000, &env.step))
+			usage_error("invalid linear step '%s'", arg);
+		env.linear = true;
+		break;
+	case 'd':
+		if (!parse_u64(arg, 0, 0xffffffffU, &env.dev))
+			usage_error("invalid device '%s'", arg);
+		env.filter_dev = true;
+		break;
+	case 'T':
+		env.timestamp = true;
+		break;
+	case 'j':
+		env.json = true;
+		break;
+	case OPT_NO_BTF:
+		env.no_btf = true;
+		break;
+	case 'v':
+		tool_verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		parse_interval_count(arg, env.npos++, &env.interval, &env.times);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+/* The action name of Linux irq @irq in /proc/interrupts ("frac-q0"), or "?". */
+static const char *irq_name(unsigned int irq)
+{
+	static char name[64];
+	char line[1024], *p, *last;
+	unsigned int n;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "?");
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return name;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %u:", &n) != 1 || n != irq)
+			continue;
+		last = NULL;
+		for (p = strtok(line, " \t\n"); p; p = strtok(NULL, " \t\n"))
+			last = p;
+		if (last)
+			snprintf(name, sizeof(name), "%s", last);
+		break;
+	}
+	fclose(f);
+	return name;
+}
+
+static const char *vector_name(const struct vec_key *k)
+{
+	static char name[32];
+
+	if (k->queue != FRAC_NO_QUEUE)
+		snprintf(name, sizeof(name), "frac-q%u", k->queue);
+	else if (k->vector == 0)
+		snprintf(name, sizeof(name), "frac");	/* the one MSI/INTx vector */
+	else
+		snprintf(name, sizeof(name), "frac-err");
+	return name;
+}
+
+struct vec_entry {
+	struct vec_key key;
+	__u64 count;
+};
+
+struct hist_entry {
+	struct fracirq_key key;
+	struct hist hist;
+};
+
+static int cmp_vec(const void *a, const void *b)
+{
+	const struct vec_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->vector < y->vector ? -1 : x->vector > y->vector;
+}
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct fracirq_key *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs)
+{
+	struct hist_entry *h = NULL;
+	struct vec_entry *v = NULL;
+	size_t nv = 0, nh = 0, i;
+	bool first;
+	int err;
+
+	err = map_drain(bpf_map__fd(obj->maps.counts), sizeof(struct vec_key),
+		    offsetof(struct vec_entry, count), sizeof(*v), (void **)&v, &nv);
+	if (!err)
+		err = map_drain(bpf_map__fd(obj->maps.hists), sizeof(struct fracirq_key),
+			    offsetof(struct hist_entry, hist), sizeof(*h), (void **)&h, &nh);
+	if (err) {
+		fprintf(stderr, "%s: failed to read maps: %s\n", tool_name, strerror(-err));
+		goto out;
+	}
+	qsort(v, nv, sizeof(*v), cmp_vec);
+	qsort(h, nh, sizeof(*h), cmp_hist);
+
+	if (env.json) {
+		printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\",\"interval_s\":%.3f,"
+		       "\"vectors\":[", time_str(), mono_ns(), attach, secs);
+		for (i = 0; i < nv; i++) {
+			printf("%s{\"dev\":%u,\"vector\":%u,", i ? "," : "", v[i].key.dev,
+			       v[i].key.vector);
+			if (v[i].key.queue == FRAC_NO_QUEUE)
+				printf("\"queue\":null,");
+			else
+				printf("\"queue\":%u,", v[i].key.queue);
+			printf("\"name\":\"%s\",\"count\":%llu,\"per_sec\":%.1f}",
+			       vector_name(&v[i].key), (unsigned long long)v[i].count,
+			       v[i].count / secs);
+		}
+		printf("],\"handlers\":[");
+		first = true;
+		for (i = 0; i < nh; i++) {
+			if (h[i].key.kind != HIST_HANDLER)
+				continue;
+			printf("%s{\"irq\":%u,\"name\":", first ? "" : ",", h[i].key.id);
+			print_json_str(irq_name(h[i].key.id));
+			printf(",\"time\":");
+			print_hist_json(&h[i].hist, env.unit, env.linear, env.step);
+			printf("}");
+			first = false;
+		}
+		printf("],\"irq_signal\":[");
+		first = true;
+		for (i = 0; i < nh; i++) {
+			if (h[i].key.kind != HIST_SIGNAL)
+				continue;
+			printf("%s{\"dev\":%u,\"queue\":%u,\"latency\":", first ? "" : ",",
+			       h[i].key.dev, h[i].key.id);
+			print_hist_json(&h[i].hist, env.unit, env.linear, env.step);
+			printf("}");
+			first = false;
+		}
+		printf("]}\n");
+		goto out;
+	}
+
+	if (env.timestamp)
+		printf("%-8s\n", time_str());
+	printf("%-4s %-7s %-12s %10s %10s\n", "DEV", "VECTOR", "NAME", "COUNT", "IRQ/s");
+	for (i = 0; i < nv; i++)
+		printf("%-4u %-7u %-12s %10llu %10.1f\n", v[i].key.dev, v[i].key.vector,
+		       vector_name(&v[i].key), (unsigned long long)v[i].count, v[i].count / secs);
+	if (!nv)
+		printf("(no interrupts)\n");
+	for (i = 0; i < nh; i++) {
+		if (h[i].key.kind == HIST_HANDLER)
+			printf("\nhandler time, %s (irq %u)\n", irq_name(h[i].key.id), h[i].key.id);
+		else
+			printf("\ninterrupt -> fence signalled, dev %u queue %u\n", h[i].key.dev,
+			       h[i].key.id);
+		print_hist(&h[i].hist, env.unit, env.linear, env.step);
+	}
+out:
+	fflush(stdout);
+	free(v);
+	free(h);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = opts,
+		.parser = parse_arg,
+		.args_doc = "[interval] [count]",
+		.doc = argp_program_doc,
+	};
+	struct fracirq_bpf *obj;
+	unsigned long long last, now;
+	bool tp_btf, fentry;
+	char attach[32];
+	int err;
+
+	tool_name = "fracirq";
+	argp_err_exit_status = EXIT_USAGE;
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return EXIT_USAGE;
+
+	libbpf_set_print(libbpf_print_fn);
+	if (!frac_check_env())
+		return EXIT_FAIL;
+
+	obj = fracirq_bpf__open();
+	if (!obj) {
+		report_bpf_error("failed to open BPF object", -errno);
+		return EXIT_FAIL;
+	}
+	obj->rodata->targ_unit = env.unit;
+	obj->rodata->targ_linear = env.linear;
+	obj->rodata->targ_lin_step = env.step;
+	obj->rodata->filter_dev = env.filter_dev;
+	obj->rodata->targ_dev = env.dev;
+
+	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_irq");
+	fentry = !env.no_btf && probe_fentry_module(FRAC_MODULE, "frac_queue_irq");
+	snprintf(attach, sizeof(attach), "%s+%s", tp_btf ? "tp_btf" : "raw_tp",
+		 fentry ? "fentry" : "kprobe");
+	select_progs(obj->obj, tp_btf, fentry);
+
+	err = fracirq_bpf__load(obj);
+	if (err) {
+		report_bpf_error("failed to load BPF programs", err);
+		goto cleanup;
+	}
+	err = fracirq_bpf__attach(obj);
+	if (err) {
+		report_bpf_error("failed to attach BPF programs", err);
+		goto cleanup;
+	}
+
+	signal(SIGINT, sig_handler);
+	signal(SIGTERM, sig_handler);
+
+	fprintf(env.json ? stderr : stdout,
+		"Tracing FRAC interrupts (%s)... Hit Ctrl-C to end.\n", attach);
+	fflush(stdout);
+
+	last = mono_ns();
+	while (1) {
+		sleep(env.interval);
+		now = mono_ns();
+		if (!env.json)
+			printf("\n");
+		err = print_stats(obj, attach, (now - last) / 1e9);
+		last = now;
+		if (err)
+			break;
+		if (exiting || --env.times == 0)
+			break;
+	}
+
+cleanup:
+	fracirq_bpf__destroy(obj);
+	return err != 0 ? EXIT_FAIL : 0;
+}
