@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * fracload: a known FRAC workload for testing the BPF tools. It submits N
+ * single-command jobs, cycling through the given queues and, for each round
+ * of queues, the next op, keeping up to DEPTH jobs in flight, and says what
+ * it did (what the tools should then count).
+ *
+ * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-j]
+ *   QUEUES  comma-separated queue numbers (default 0)
+ *   OPS     comma-separated ops: nop, copy, fill, crc32c, gemm, timestamp (default copy)
+ *   SIZE    bytes per copy/fill/crc32c, a multiple of 4096 (default 16384)
+ *   -j      print the summary as one JSON object
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libfrac.h"
+
+#define MAX_QUEUES	16
+#define MAX_OPS		16
+#define MAX_DEPTH	64
+#define GEMM_DIM	16
+
+static const char *const op_names[] = { "nop", "copy", "fill", "crc32c", "gemm", "timestamp" };
+#define NR_OPS (sizeof(op_names) / sizeof(op_names[0]))
+
+static int parse_list(char *s, const char *what, unsigned int *out, int max, bool ops)
+{
+	int n = 0;
+	char *tok;
+
+	for (tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long v;
+		char *end;
+
+		if (n == max)
+			goto bad;
+		if (ops) {
+			for (v = 0; v < NR_OPS && strcmp(tok, op_names[v]); v++)
+				;
+			if (v == NR_OPS)
+				goto bad;
+		} else {
+			errno = 0;
+			v = strtoul(tok, &end, 10);
+			if (errno || *end || !*tok || v >= MAX_QUEUES)
+				goto bad;
+		}
+		out[n++] = v;
+	}
+	if (n)
+		return n;
+bad:
+	fprintf(stderr, "fracload: invalid %s '%s'\n", what, s);
+	exit(2);
+}
+
+static unsigned long parse_num(const char *s, const char *what, unsigned long max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || !v || v > max) {
+		fprintf(stderr, "fracload: invalid %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+struct inflight {
+	uint32_t id;
+	unsigned int op;
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int queues[MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { 1 };
+	unsigned long njobs = 16, size = 16384, depth = 4;
+	unsigned long per_queue[MAX_QUEUES] = { 0 }, per_op[NR_OPS] = { 0 };
+	unsigned long long job_bytes[NR_OPS] = { 0 }, bo_bytes = 0;
+	struct frac_bo src = {}, dst = {}, ga = {}, gb = {}, gc = {};
+	struct inflight fl[MAX_DEPTH];
+	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
+	unsigned long i, head = 0, tail = 0;
+	bool json = false, need_gemm = false, need_buf = false;
+	struct frac_dev dev;
+
+	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:jh")) != -1) {
+		switch (opt) {
+		case 'd':
+			index = parse_num(optarg, "device", 63);
+			break;
+		case 'n':
+			njobs = parse_num(optarg, "job count", 1000000);
+			break;
+		case 'q':
+			nq = parse_list(optarg, "queue list", queues, MAX_QUEUES, false);
+			break;
+		case 'o':
+			nops = parse_list(optarg, "op list", ops, MAX_OPS, true);
+			break;
+		case 's':
+			size = parse_num(optarg, "size", 1 << 24);
+			if (size % 4096) {
+				fprintf(stderr, "fracload: size must be a multiple of 4096\n");
+				return 2;
+			}
+			break;
+		case 'D':
+			depth = parse_num(optarg, "depth", MAX_DEPTH);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			printf("usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] "
+			       "[-D DEPTH] [-j]\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "fracload: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	ret = frac_open(index, &dev);
+	if (ret) {
+		fprintf(stderr, "fracload: no frac device: %s\n", strerror(-ret));
+		return 1;
+	}
+	for (i = 0; i < (unsigned long)nq; i++) {
+		if (queues[i] >= dev.num_queues) {
+			fprintf(stderr, "fracload: queue %u out of range (device has %u)\n",
+				queues[i], dev.num_queues);
+			return 2;
+		}
+	}
+	for (i = 0; i < (unsigned long)nops; i++) {
+		need_gemm |= ops[i] == DRM_FRAC_OP_GEMM;
+		need_buf |= ops[i] != DRM_FRAC_OP_GEMM && ops[i] != DRM_FRAC_OP_NOP;
+	}
+	if (need_buf) {
+		if (frac_bo_create(&dev, size, 0, &src) || frac_bo_create(&dev, size, 0, &dst))
+			goto nomem;
+		nbos += 2;
+		bo_bytes += src.size + dst.size;
+	}
+	if (need_gemm) {
+		if (frac_bo_create(&dev, GEMM_DIM * GEMM_DIM * 4, 0, &ga) ||
+		    frac_bo_create(&dev, GEMM_DIM * GEMM_DIM * 4, 0, &gb) ||
+		    frac_bo_create(&dev, GEMM_DIM * GEMM_DIM * 4, 0, &gc))
+			goto nomem;
+		nbos += 3;
+		bo_bytes += ga.size + gb.size + gc.size;
+	}
+
+	for (i = 0; i < njobs || tail < head; ) {
+		struct frac_job_result res;
+		struct frac_cmdlist cl;
+		unsigned int q, op;
+
+		if (i < njobs && head - tail < depth) {
+			q = queues[i % nq];
+			op = ops[(i / nq) % nops];
+			frac_cmdlist_init(&cl);
+			switch (op) {
+			case DRM_FRAC_OP_NOP:
+				frac_cmd_nop(&cl);
+				break;
+			case DRM_FRAC_OP_COPY:
+				frac_cmd_copy(&cl, &dst, 0, &src, 0, size);
+				job_bytes[op] += 2 * size;
+				break;
+			case DRM_FRAC_OP_FILL:
+				frac_cmd_fill(&cl, &dst, 0, size, 0x5a5a5a5a);
+				job_bytes[op] += size;
+				break;
+			case DRM_FRAC_OP_CRC32C:
+				frac_cmd_crc32c(&cl, &src, 0, size, 0);
+				job_bytes[op] += size;
+				break;
+			case DRM_FRAC_OP_GEMM:
+				frac_cmd_gemm(&cl, DRM_FRAC_GEMM_FP32, GEMM_DIM, GEMM_DIM, GEMM_DIM,
+					      &ga, 0, &gb, 0, &gc, 0);
+				job_bytes[op] += 3 * GEMM_DIM * GEMM_DIM * 4;
+				break;
+			case DRM_FRAC_OP_TIMESTAMP:
+				frac_cmd_timestamp(&cl, &dst, 0);
+				job_bytes[op] += 8;
+				break;
+			}
+			ret = frac_submit(&dev, q, &cl, NULL, &fl[head % MAX_DEPTH].id);
+			if (ret) {
+				fprintf(stderr, "fracload: submit failed: %s\n", strerror(-ret));
+				return 1;
+			}
+			fl[head % MAX_DEPTH].op = op;
+			head++;
+			per_queue[q]++;
+			per_op[op]++;
+			i++;
+			continue;
+		}
+		ret = frac_wait(&dev, fl[tail % MAX_DEPTH].id, -1, &res);
+		if (ret || res.status) {
+			fprintf(stderr, "fracload: %s job failed: %s\n",
+				op_names[fl[tail % MAX_DEPTH].op],
+				strerror(ret ? -ret : -res.status));
+			failed++;
+		}
+		tail++;
+	}
+
+	frac_bo_destroy(&dev, &src);
+	frac_bo_destroy(&dev, &dst);
+	frac_bo_destroy(&dev, &ga);
+	frac_bo_destroy(&dev, &gb);
+	frac_bo_destroy(&dev, &gc);
+	frac_close(&dev);
+
+	if (json) {
+		const char *sep = "";
+
+		printf("{\"pid\":%d,\"jobs\":%lu,\"failed\":%d,\"host_bos\":%d,"
+		       "\"host_bo_bytes\":%llu,\"queues\":{", getpid(), njobs, failed, nbos, bo_bytes);
+		for (i = 0; i < MAX_QUEUES; i++) {
+			if (per_queue[i]) {
+				printf("%s\"%lu\":%lu", sep, i, per_queue[i]);
+				sep = ",";
+			}
+		}
+		printf("},\"ops\":{");
+		sep = "";
+		for (i = 0; i < NR_OPS; i++) {
+			if (per_op[i]) {
+				printf("%s\"%s\":%lu", sep, op_names[i], per_op[i]);
+				sep = ",";
+			}
+		}
+		printf("},\"job_bytes\":{");
+		sep = "";
+		for (i = 0; i < NR_OPS; i++) {
+			if (per_op[i]) {
+				printf("%s\"%s\":%llu", sep, op_names[i], job_bytes[i]);
+				sep = ",";
+			}
+		}
+		printf("}}\n");
+	} else {
+		printf("fracload: %lu jobs on %d queue(s), %d op(s), %d failed; %d host BOs, "
+		       "%llu bytes\n", njobs, nq, nops, failed, nbos, bo_bytes);
+	}
+	return failed ? 1 : 0;
+
+nomem:
+	fprintf(stderr, "fracload: buffer allocation failed\n");
+	return 1;
+}
