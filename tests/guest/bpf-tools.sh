@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Guest test of the libbpf tools in bpf/ (fraclat, fracirq, fracdma, fracsnoop).
+# Runs inside the guest (scripts/vm), prints TAP, exits non-zero on any failure.
+#
+# A known workload (bpf/fracload: N jobs of known ops and sizes on known queues) runs with
+# every tool attached, once through tp_btf/fentry and once through the raw_tp/kprobe
+# fallbacks; tests/guest/bpf-tools/check.py then checks the counts, that the stages add up to
+# the total of every job, that the JSON parses, and that fraclat's totals agree with a
+# bpftrace script and with trace-cmd (-C mono: the clock of bpf_ktime_get_ns) on the same
+# events. Nothing here asserts how fast anything is.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BPF=$REPO/bpf
+CHECK=$REPO/tests/guest/bpf-tools/check.py
+BT=$REPO/tests/guest/bpf-tools/fraclat-total.bt
+T=$(mktemp -d /tmp/bpf-tools.XXXXXX)
+OUT=${FRAC_OUT:-$T}/bpf-tools
+mkdir -p "$OUT"
+TOOLS=(fraclat fracirq fracdma fracsnoop)
+N=48		# main run: 4 queues x 4 ops x 3
+NFB=16		# fallback run
+PLAN=41
+n=0 failed=0 was_loaded=0 pids=() tc_pid=
+
+echo "1..$PLAN"
+ok() { # ok DESCRIPTION COMMAND...: one TAP line from the command's status
+	local desc=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+tap() { # number the "ok - "/"not ok - " lines of check.py
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) n=$((n + 1)); echo "ok $n ${line#ok }" ;;
+		"not ok - "*) n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n ${line#not ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+diag() { sed 's/^/# /' "$@"; }
+finish() {
+	local p
+	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "$was_loaded" = 0 ] && [ -e /sys/module/frac ]; then rmmod frac 2>/dev/null; fi
+	while [ $n -lt $PLAN ]; do n=$((n + 1)); echo "not ok $n - not run: $1"; failed=$((failed + 1)); done
+	cp -r "$T"/. "$OUT"/ 2>/dev/null
+	rm -rf "$T"
+	exit $((failed != 0))
+}
+# wait_for FILE PATTERN [SECS]: until the file has a line matching PATTERN
+wait_for() {
+	local i
+	for ((i = 0; i < ${3:-120} * 10; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "# timed out waiting for '$2' in $(basename "$1"):"; diag "$1"
+	return 1
+}
+# bg NAME COMMAND...: run in the background, stdout to $T/NAME.out, stderr to $T/NAME.err
+bg() { local name=$1; shift; "$@" > "$T/$name.out" 2> "$T/$name.err" & pids+=($!); }
+stop_all() { # SIGINT the background tracers and wait for them
+	local p rc=0
+	for p in ${pids[@]}; do kill -INT "$p" 2>/dev/null; done
+	for p in ${pids[@]}; do wait "$p" || rc=1; done
+	pids=()
+	return $rc
+}
+# one_line_err RC PATTERN COMMAND...: exit status RC and exactly one stderr line matching PATTERN
+one_line_err() {
+	local want=$1 pat=$2 rc; shift 2
+	"$@" > "$T/err.out" 2> "$T/err.txt"; rc=$?
+	if [ $rc = "$want" ] && [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -q -- "$pat" "$T/err.txt"; then
+		return 0
+	fi
+	echo "# $*: exit $rc (want $want), stderr:"; diag "$T/err.txt"
+	return 1
+}
+each_tool_fails() { # each_tool_fails PATTERN [PREFIX...]: every tool exits non-zero with PATTERN
+	local pat=$1 t rc bad=0; shift
+	for t in "${TOOLS[@]}"; do
+		"$@" "$BPF/$t" > "$T/err.out" 2> "$T/err.txt"; rc=$?
+		if [ $rc = 0 ] || ! grep -q -- "$t: $pat" "$T/err.txt"; then
+			echo "# $t: exit $rc, stderr:"; diag "$T/err.txt"; bad=1
+		fi
+	done
+	return $bad
+}
+
+for t in "${TOOLS[@]}" fracload; do
+	[ -x "$BPF/$t" ] || { echo "# $BPF/$t not built (make -C bpf)"; finish "bpf tools not built"; }
+done
+
+# ---- arguments (no module needed) -----------------------------------------------------
+ok "fraclat: bad interval: one line, exit 2" \
+	one_line_err 2 "^fraclat: invalid interval 'x'$" "$BPF/fraclat" x
+ok "fracirq: bad count: one line, exit 2" \
+	one_line_err 2 "^fracirq: invalid count '0'$" "$BPF/fracirq" 1 0
+ok "fracsnoop: bad queue: one line, exit 2" \
+	one_line_err 2 "^fracsnoop: invalid queue 'abc'$" "$BPF/fracsnoop" -q abc
+ok "fracdma: bad linear step: one line, exit 2" \
+	one_line_err 2 "^fracdma: invalid linear step '0'$" "$BPF/fracdma" -L 0
+help_ok() {
+	local t
+	for t in "${TOOLS[@]}"; do
+		"$BPF/$t" --help > "$T/help.txt" 2>&1 && grep -q "USAGE: $t" "$T/help.txt" ||
+			{ echo "# $t --help:"; diag "$T/help.txt"; return 1; }
+	done
+}
+ok "--help of every tool" help_ok
+
+# ---- without the module -----------------------------------------------------------------
+if [ -e /sys/module/frac ]; then
+	was_loaded=1
+	rmmod frac 2>/dev/null
+fi
+if [ -e /sys/module/frac ]; then
+	skip "every tool: 'frac module not loaded', non-zero exit" "frac is loaded and in use"
+else
+	ok "every tool: 'frac module not loaded', non-zero exit" \
+		each_tool_fails "frac module not loaded (no frac tracepoints)"
+fi
+
+# ---- load the driver --------------------------------------------------------------------
+load() {
+	[ -e /sys/module/frac ] && return 0
+	modprobe gpu-sched && modprobe drm_shmem_helper && insmod "$REPO/kernel/frac.ko" &&
+		for i in $(seq 50); do ls /dev/accel/accel* > /dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+ok "frac.ko loads" load || finish "the driver did not load"
+
+ok "every tool as nobody: 'permission denied', non-zero exit" \
+	each_tool_fails "permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups
+
+# ---- main run: tp_btf + fentry, with bpftrace and trace-cmd on the same events ----------
+# Attach order matters for the comparison: a tracepoint runs its probes in the order they
+# were registered, and each stamps its own time, so the reference tracers go first and
+# fraclat's timestamps come after theirs at both ends of every job.
+D=$T/main; mkdir -p "$D"
+start_main() {
+	bg bpftrace bpftrace "$BT" && wait_for "$T/bpftrace.out" "^Attaching" || return 1
+	bg trace-cmd stdbuf -oL trace-cmd record -C mono -e frac:frac_job_submit -e frac:frac_fence_signal \
+		-o "$D/trace.dat" && wait_for "$T/trace-cmd.out" "Hit Ctrl^C" || return 1
+	tc_pid=${pids[-1]}
+	bg lat "$BPF/fraclat" -j && wait_for "$T/lat.err" "^Tracing" || return 1
+	bg snoop "$BPF/fracsnoop" -j && wait_for "$T/snoop.err" "^Tracing" || return 1
+	bg irq "$BPF/fracirq" -j && wait_for "$T/irq.err" "^Tracing" || return 1
+	bg dma "$BPF/fracdma" -j && wait_for "$T/dma.err" "^Tracing" || return 1
+}
+ok "bpftrace, trace-cmd and the four tools attach" start_main
+# bpftrace attaches to tracepoints through perf events, whose programs do not run while
+# another such program runs on the CPU: a frac interrupt arriving during bpftrace's
+# frac_job_submit program would hide that interrupt's frac_fence_signal from it (counted as
+# a miss in `bpftool prog`). Interrupts on one CPU and the workload on another avoid that.
+pin_irqs() {
+	local irq cpu=$(($(nproc) - 1))
+	[ $cpu -gt 0 ] || return 0
+	for irq in $(awk '/ frac-/ { sub(":", "", $1); print $1 }' /proc/interrupts); do
+		echo $cpu > /proc/irq/$irq/smp_affinity_list || return 1
+	done
+}
+ok "frac interrupts on CPU $(($(nproc) - 1)), the workload on CPU 0" pin_irqs
+run_load() { # run_load DIR fracload-args...: the workload, its summary in DIR/load.json
+	local d=$1; shift
+	taskset -c 0 "$BPF/fracload" -j "$@" > "$d/load.json" 2> "$T/load.err" ||
+		{ echo "# fracload failed:"; diag "$T/load.err"; return 1; }
+	sleep 1		# the last BOs are freed after fracload exits (the scheduler frees jobs)
+}
+ok "fracload: $N jobs, 4 ops x 4 queues" run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -D 4
+stop_main() {
+	# trace-cmd first: it copies /proc/kallsyms into its file, which changes size while the
+	# tools unload their programs.
+	if [ -n "$tc_pid" ]; then
+		kill -INT "$tc_pid"
+		wait "$tc_pid" || { diag "$T/trace-cmd.err"; stop_all; return 1; }
+		pids=("${pids[@]/$tc_pid}")
+	fi
+	bpftool prog show > "$D/progs.txt" 2>&1	# run counts and misses, for diagnosis
+	stop_all || { diag "$T"/*.err; return 1; }
+	mv "$T/lat.out" "$D/lat.json"; mv "$T/snoop.out" "$D/snoop.json"
+	mv "$T/irq.out" "$D/irq.json"; mv "$T/dma.out" "$D/dma.json"; mv "$T/bpftrace.out" "$D/bt.out"
+	trace-cmd report -t -i "$D/trace.dat" > "$D/trace.txt" 2> "$T/report.err" ||
+		{ diag "$T/report.err"; return 1; }
+}
+ok "every tracer exits cleanly on SIGINT" stop_main
+python3 "$CHECK" main "$D" > "$T/check.out" 2>&1
+tap < "$T/check.out"
+
+# ---- fallbacks: raw_tp + kprobe ---------------------------------------------------------
+D=$T/fallback; mkdir -p "$D"
+start_fallback() {
+	bg lat "$BPF/fraclat" -j --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1
+	bg snoop "$BPF/fracsnoop" -j --no-btf && wait_for "$T/snoop.err" "^Tracing" || return 1
+	bg irq "$BPF/fracirq" -j --no-btf && wait_for "$T/irq.err" "^Tracing" || return 1
+	bg dma "$BPF/fracdma" -j --no-btf && wait_for "$T/dma.err" "^Tracing" || return 1
+}
+ok "the four tools attach with --no-btf" start_fallback
+ok "fracload: $NFB jobs, 2 ops x 2 queues" run_load "$D" -n $NFB -q 1,3 -o fill,copy -s 8192
+stop_fallback() {
+	stop_all || { diag "$T"/*.err; return 1; }
+	mv "$T/lat.out" "$D/lat.json"; mv "$T/snoop.out" "$D/snoop.json"
+	mv "$T/irq.out" "$D/irq.json"; mv "$T/dma.out" "$D/dma.json"
+}
+ok "every tool exits cleanly on SIGINT" stop_fallback
+python3 "$CHECK" fallback "$D" > "$T/check.out" 2>&1
+tap < "$T/check.out"
+
+# ---- text output, interval and count ----------------------------------------------------
+D=$T/text; mkdir -p "$D"
+start_text() {
+	bg lat "$BPF/fraclat" -Q && wait_for "$T/lat.out" "^Tracing" || return 1
+	bg snoop "$BPF/fracsnoop" && wait_for "$T/snoop.err" "^Tracing" || return 1
+	bg irq "$BPF/fracirq" && wait_for "$T/irq.out" "^Tracing" || return 1
+	bg dma "$BPF/fracdma" -s && wait_for "$T/dma.out" "^Tracing" || return 1
+}
+ok "the four tools attach (text output)" start_text
+run_load "$D" -n 8 -q 0,1 -o crc32c,timestamp > /dev/null
+stop_all > /dev/null
+for t in lat snoop irq dma; do mv "$T/$t.out" "$D/frac$t.txt"; done
+has() { grep -q -- "$2" "$D/$1" || { echo "# no '$2' in $1:"; diag "$D/$1"; return 1; }; }
+ok "fraclat: per-queue histograms and summary lines" eval \
+	'has fraclat.txt "^dev = 0, queue = 1$" && has fraclat.txt "usecs *: count *distribution" &&
+	 [ "$(grep -c "^count 4 " "$D/fraclat.txt")" = 12 ]'
+ok "fracsnoop: a line per job" eval \
+	'[ "$(grep -c " fracload " "$D/fracsnoop.txt")" = 8 ] && has fracsnoop.txt "TOTAL(us)"'
+ok "fracirq: vectors and histograms" eval \
+	'has fracirq.txt "^0 *0 *frac-q0 " && has fracirq.txt "^handler time, frac-q1 (irq" &&
+	 has fracirq.txt "^interrupt -> fence signalled, dev 0 queue 1"'
+ok "fracdma: per-direction table and size histogram" eval \
+	'has fracdma.txt "^0 *map *bidirectional *2 *32768 " && has fracdma.txt "^map sizes, dev 0"'
+interval_count() { # fracdma 1 2: two JSON objects, then exits by itself
+	"$BPF/fracdma" -j 1 2 > "$D/interval.json" 2> /dev/null &&
+		[ "$(python3 -c 'import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))' \
+			"$D/interval.json")" = 2 ]
+}
+ok "interval and count: fracdma -j 1 2 prints two objects and exits" interval_count
+
+[ $n = $PLAN ] || echo "# ran $n of $PLAN checks"
+finish "the plan"

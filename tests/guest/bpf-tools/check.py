@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Check the outputs of the frac BPF tools against a known workload.
+
+Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
+       check.py fallback DIR  the raw_tp/kprobe run: every tool
+
+DIR holds load.json (fracload -j), lat.json, snoop.json, irq.json, dma.json
+(the tools' -j output) and, for main, bt.out (bpftrace) and trace.txt
+(trace-cmd report -t). Prints one TAP line per check without its number
+("ok - ..." / "not ok - ...") and "# " diagnostics; the caller numbers them.
+The number of lines does not depend on the results.
+"""
+import json
+import re
+import sys
+
+STAGES = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
+# How far two tracers may disagree on a latency (ns): they stamp the same
+# events, but at different points of the tracepoint's probe list, and under
+# TCG each probe takes a while.
+REL_TOL = 0.10
+ABS_TOL = 300_000
+
+
+def load_json_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class Checker:
+    def __init__(self, d):
+        self.d = d
+        self.cache = {}
+
+    def get(self, name):
+        if name not in self.cache:
+            self.cache[name] = load_json_lines(f"{self.d}/{name}")
+        return self.cache[name]
+
+    def load(self):
+        return self.get("load.json")[0]
+
+    def lat_total(self):
+        """fraclat's groups summed over its intervals: {stage: [count, sum, min, max]}."""
+        acc = {}
+        for obj in self.get("lat.json"):
+            for g in obj["groups"]:
+                for st, h in g["stages"].items():
+                    a = acc.setdefault(st, [0, 0, None, None])
+                    a[0] += h["count"]
+                    a[1] += h["sum_ns"]
+                    if h["count"]:
+                        a[2] = h["min_ns"] if a[2] is None else min(a[2], h["min_ns"])
+                        a[3] = h["max_ns"] if a[3] is None else max(a[3], h["max_ns"])
+        return acc
+
+
+def run(checks):
+    for desc, fn in checks:
+        try:
+            res = fn()
+            diag = []
+            if isinstance(res, tuple):
+                res, diag = res[0], res[1:]
+        except Exception as e:  # a missing or malformed file fails the check, not the run
+            res, diag = False, [f"{type(e).__name__}: {e}"]
+        print(f"{'ok' if res else 'not ok'} - {desc}")
+        for line in diag:
+            for l in str(line).splitlines():
+                print(f"# {l}")
+
+
+def agree(name, a, b):
+    tol = max(REL_TOL * max(a, b), ABS_TOL)
+    return abs(a - b) <= tol, f"{name}: {a:.0f} vs {b:.0f} ns (tolerance {tol:.0f})"
+
+
+def common_checks(c, attach_lat, attach_irq):
+    """Checks of both runs."""
+    def parses():
+        n = {f: len(c.get(f)) for f in ("lat.json", "snoop.json", "irq.json", "dma.json")}
+        return all(n.values()), f"objects per file: {n}"
+
+    def attach():
+        got = (c.get("lat.json")[0]["attach"], c.get("irq.json")[0]["attach"])
+        return got == (attach_lat, attach_irq), f"attach: {got}"
+
+    def lat_counts():
+        n = c.load()["jobs"]
+        acc = c.lat_total()
+        counts = {st: acc.get(st, [0])[0] for st in STAGES + ["total"]}
+        return all(v == n for v in counts.values()), f"jobs {n}, fraclat counts {counts}"
+
+    def lat_sums():
+        acc = c.lat_total()
+        parts = sum(acc[st][1] for st in STAGES)
+        return parts == acc["total"][1], f"stage sums {parts} ns, total {acc['total'][1]} ns"
+
+    def snoop_jobs():
+        ld, ev = c.load(), c.get("snoop.json")
+        keys = {(e["dev"], e["queue"], e["ctx"], e["job"]) for e in ev}
+        queues, ops = {}, {}
+        for e in ev:
+            queues[str(e["queue"])] = queues.get(str(e["queue"]), 0) + 1
+            ops[e["op"]] = ops.get(e["op"], 0) + 1
+        ok = (len(ev) == ld["jobs"] and len(keys) == len(ev) and queues == ld["queues"] and
+              ops == ld["ops"] and all(e["pid"] == ld["pid"] and e["status"] == 0 for e in ev))
+        return ok, f"events {len(ev)} (distinct {len(keys)}), jobs {ld['jobs']}", \
+            f"queues {queues} vs {ld['queues']}", f"ops {ops} vs {ld['ops']}"
+
+    def snoop_sums():
+        bad = [e for e in c.get("snoop.json")
+               if sum(e[st + "_ns"] for st in STAGES) != e["total_ns"]]
+        return bool(c.get("snoop.json")) and not bad, *[f"does not add up: {e}" for e in bad[:3]]
+
+    def snoop_bytes():
+        ld = c.load()
+        got = {}
+        for e in c.get("snoop.json"):
+            got[e["op"]] = got.get(e["op"], 0) + e["bytes"]
+        return got == ld["job_bytes"], f"bytes per op {got} vs {ld['job_bytes']}"
+
+    def irq_counts():
+        ld = c.load()
+        sig, per_q, irqs, handled = 0, {}, 0, 0
+        for obj in c.get("irq.json"):
+            for s in obj["irq_signal"]:
+                sig += s["latency"]["count"]
+                per_q[str(s["queue"])] = per_q.get(str(s["queue"]), 0) + s["latency"]["count"]
+            irqs += sum(v["count"] for v in obj["vectors"])
+            handled += sum(h["time"]["count"] for h in obj["handlers"])
+        ok = sig == ld["jobs"] and per_q == ld["queues"] and irqs == handled and irqs > 0
+        return ok, f"fences signalled in handlers {sig} (per queue {per_q}) vs jobs " \
+            f"{ld['jobs']} ({ld['queues']})", f"frac_irq events {irqs}, handler runs {handled}"
+
+    def dma_counts():
+        ld = c.load()
+        got = {}
+        for obj in c.get("dma.json"):
+            for s in obj["dma"]:
+                a = got.setdefault(s["op"], [0, 0])
+                a[0] += s["count"]
+                a[1] += s["bytes"]
+        want = [ld["host_bos"], ld["host_bo_bytes"]]
+        return got.get("map") == want and got.get("unmap") == want, \
+            f"map/unmap [count, bytes]: {got}, fracload: {want}"
+
+    return [
+        ("JSON output of every tool parses", parses),
+        (f"attach types {attach_lat} / {attach_irq}", attach),
+        ("fraclat counts every job in every stage", lat_counts),
+        ("fraclat stage sums add up to the total", lat_sums),
+        ("fracsnoop: one event per job, queues, ops and pid as submitted", snoop_jobs),
+        ("fracsnoop: the stages of every job add up to its total", snoop_sums),
+        ("fracsnoop: bytes per op as submitted", snoop_bytes),
+        ("fracirq: a signal latency per job and queue, a handler run per interrupt", irq_counts),
+        ("fracdma: map and unmap counts and bytes as the host BOs", dma_counts),
+    ]
+
+
+def main_checks(c):
+    def vs_bpftrace():
+        bt = {}
+        with open(f"{c.d}/bt.out") as f:
+            for line in f:
+                m = re.match(r"@(count|sum|min|max): (\d+)", line)
+                if m:
+                    bt[m.group(1)] = int(m.group(2))
+        t = c.lat_total()["total"]
+        res = [t[0] == bt["count"], f"count: fraclat {t[0]}, bpftrace {bt['count']}"]
+        for name, a, b in (("avg", t[1] / t[0], bt["sum"] / bt["count"]),
+                           ("min", t[2], bt["min"]), ("max", t[3], bt["max"])):
+            ok, msg = agree(name, a, b)
+            res[0] = res[0] and ok
+            res.append(msg)
+        return tuple(res)
+
+    def vs_trace_cmd():
+        start, tot = {}, []
+        pat = re.compile(r"\s(\d+)\.(\d{9}): (frac_job_submit|frac_fence_signal):\s+"
+                         r"dev=(\d+) queue=(\d+) ctx=(\d+) job=(\d+)")
+        with open(f"{c.d}/trace.txt") as f:
+            for line in f:
+                m = pat.search(line)
+                if not m:
+                    continue
+                ts = int(m.group(1)) * 10**9 + int(m.group(2))
+                key = m.groups()[3:]
+                if m.group(3) == "frac_job_submit":
+                    start[key] = ts
+                elif key in start:
+                    tot.append(ts - start.pop(key))
+        t = c.lat_total()["total"]
+        res = [t[0] == len(tot), f"count: fraclat {t[0]}, trace-cmd {len(tot)}"]
+        for name, a, b in (("avg", t[1] / t[0], sum(tot) / len(tot)),
+                           ("min", t[2], min(tot)), ("max", t[3], max(tot))):
+            ok, msg = agree(name, a, b)
+            res[0] = res[0] and ok
+            res.append(msg)
+        return tuple(res)
+
+    return common_checks(c, "tp_btf", "tp_btf+fentry") + [
+        ("fraclat total agrees with bpftrace", vs_bpftrace),
+        ("fraclat total agrees with trace-cmd -C mono", vs_trace_cmd),
+    ]
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("main", "fallback"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    c = Checker(sys.argv[2])
+    if sys.argv[1] == "main":
+        run(main_checks(c))
+    else:
+        run(common_checks(c, "raw_tp", "raw_tp+kprobe"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
