@@ -8,8 +8,9 @@ BPO_FILE=/etc/apt/sources.list.d/frac-backports.sources
 # Packages from bookworm-backports: the 6.12 kernel we test on, and the QEMU build deps.
 # linux-source-6.12: checkpatch.pl for kernel/check.sh (and the kernel tree as a reference)
 # libbpf-dev, bpftool, libelf-dev: libbpf 1.4 and bpftool 7.5 for the BPF tools (bpf/)
+# linux-perf: perf 6.12 with Python scripting for tools/perf-scripts (trace-cmd is below)
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 linux-source-6.12 meson python3-pycotap
-          libbpf-dev bpftool libelf-dev)
+          libbpf-dev bpftool libelf-dev linux-perf)
 # Packages from bookworm.
 PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev python3-venv
       bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod fio sparse
