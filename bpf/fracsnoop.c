@@ -154,7 +154,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       (unsigned long long)e->bytes);
 		for (i = 0; i < NR_STAGES; i++)
 			printf(" %9.1f", e->stages[i] / 1e3);
-		printf(" %6d %s\n", e->status, flags_str(e->flags));
+		printf(" %6d%s%s\n", e->status, e->flags & ~JOB_F_COMPLETED ? " " : "",
+		       flags_str(e->flags));
 	}
 	return 0;
 }
