@@ -20,7 +20,7 @@ mkdir -p "$OUT"
 TOOLS=(fraclat fracirq fracdma fracsnoop)
 N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
-PLAN=41
+PLAN=42
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -169,7 +169,7 @@ run_load() { # run_load DIR fracload-args...: the workload, its summary in DIR/l
 	local d=$1; shift
 	taskset -c 0 "$BPF/fracload" -j "$@" > "$d/load.json" 2> "$T/load.err" ||
 		{ echo "# fracload failed:"; diag "$T/load.err"; return 1; }
-	sleep 1		# the last BOs are freed after fracload exits (the scheduler frees jobs)
+	sleep 2		# the last BOs are freed after fracload exits (the scheduler frees jobs)
 }
 ok "fracload: $N jobs, 4 ops x 4 queues" run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -D 4
 stop_main() {
@@ -194,7 +194,7 @@ tap < "$T/check.out"
 # ---- fallbacks: raw_tp + kprobe ---------------------------------------------------------
 D=$T/fallback; mkdir -p "$D"
 start_fallback() {
-	bg lat "$BPF/fraclat" -j --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1
+	bg lat "$BPF/fraclat" -j -O --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1
 	bg snoop "$BPF/fracsnoop" -j --no-btf && wait_for "$T/snoop.err" "^Tracing" || return 1
 	bg irq "$BPF/fracirq" -j --no-btf && wait_for "$T/irq.err" "^Tracing" || return 1
 	bg dma "$BPF/fracdma" -j --no-btf && wait_for "$T/dma.err" "^Tracing" || return 1
@@ -213,7 +213,7 @@ tap < "$T/check.out"
 # ---- text output, interval and count ----------------------------------------------------
 D=$T/text; mkdir -p "$D"
 start_text() {
-	bg lat "$BPF/fraclat" -Q && wait_for "$T/lat.out" "^Tracing" || return 1
+	bg lat "$BPF/fraclat" -Q -L 1000 && wait_for "$T/lat.out" "^Tracing" || return 1
 	bg snoop "$BPF/fracsnoop" && wait_for "$T/snoop.err" "^Tracing" || return 1
 	bg irq "$BPF/fracirq" && wait_for "$T/irq.out" "^Tracing" || return 1
 	bg dma "$BPF/fracdma" -s && wait_for "$T/dma.out" "^Tracing" || return 1
@@ -223,8 +223,9 @@ run_load "$D" -n 8 -q 0,1 -o crc32c,timestamp > /dev/null
 stop_all > /dev/null
 for t in lat snoop irq dma; do mv "$T/$t.out" "$D/frac$t.txt"; done
 has() { grep -q -- "$2" "$D/$1" || { echo "# no '$2' in $1:"; diag "$D/$1"; return 1; }; }
-ok "fraclat: per-queue histograms and summary lines" eval \
-	'has fraclat.txt "^dev = 0, queue = 1$" && has fraclat.txt "usecs *: count *distribution" &&
+ok "fraclat: per-queue linear histograms and summary lines" eval \
+	'has fraclat.txt "^dev = 0, queue = 1$" && has fraclat.txt "^ *usecs *: count *distribution" &&
+	 has fraclat.txt "^ *0 *: [1-4] "  &&
 	 [ "$(grep -c "^count 4 " "$D/fraclat.txt")" = 12 ]'
 ok "fracsnoop: a line per job" eval \
 	'[ "$(grep -c " fracload " "$D/fracsnoop.txt")" = 8 ] && has fracsnoop.txt "TOTAL(us)"'

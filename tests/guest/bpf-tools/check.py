@@ -2,7 +2,7 @@
 """Check the outputs of the frac BPF tools against a known workload.
 
 Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
-       check.py fallback DIR  the raw_tp/kprobe run: every tool
+       check.py fallback DIR  the raw_tp/kprobe run: every tool, fraclat -O
 
 DIR holds load.json (fracload -j), lat.json, snoop.json, irq.json, dma.json
 (the tools' -j output) and, for main, bt.out (bpftrace) and trace.txt
@@ -205,6 +205,18 @@ def main_checks(c):
     ]
 
 
+def fallback_checks(c):
+    """The fallback run's fraclat is grouped by op (-O)."""
+    def per_op():
+        got = {}
+        for obj in c.get("lat.json"):
+            for g in obj["groups"]:
+                got[g["op"]] = got.get(g["op"], 0) + g["stages"]["total"]["count"]
+        return got == c.load()["ops"], f"fraclat -O totals {got} vs {c.load()['ops']}"
+
+    return [("fraclat -O: a group per op, counts as submitted", per_op)]
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[1] not in ("main", "fallback"):
         print(__doc__, file=sys.stderr)
@@ -213,7 +225,7 @@ def main():
     if sys.argv[1] == "main":
         run(main_checks(c))
     else:
-        run(common_checks(c, "raw_tp", "raw_tp+kprobe"))
+        run(common_checks(c, "raw_tp", "raw_tp+kprobe") + fallback_checks(c))
     return 0
 
 
