@@ -10,7 +10,9 @@
 # events. Nothing here asserts how fast anything is.
 set -uo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib/frac-guest.bash"	# guest_load_frac, guest_have_device
+
+REPO=$GUEST_REPO
 BPF=$REPO/bpf
 CHECK=$REPO/tests/guest/bpf-tools/check.py
 BT=$REPO/tests/guest/bpf-tools/fraclat-total.bt
@@ -20,7 +22,7 @@ mkdir -p "$OUT"
 TOOLS=(fraclat fracirq fracdma fracsnoop)
 N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
-PLAN=42
+PLAN=43
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -45,8 +47,14 @@ finish() {
 	local p
 	for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	if [ "$was_loaded" = 0 ] && [ -e /sys/module/frac ]; then rmmod frac 2>/dev/null; fi
-	while [ $n -lt $PLAN ]; do n=$((n + 1)); echo "not ok $n - not run: $1"; failed=$((failed + 1)); done
+	[ "$was_loaded" = 1 ] || guest_unload_frac 2>/dev/null
+	while [ $n -lt $PLAN ]; do
+		n=$((n + 1))
+		case "$1" in
+		"SKIP "*) echo "ok $n - not run # $1" ;;
+		*) echo "not ok $n - not run: $1"; failed=$((failed + 1)) ;;
+		esac
+	done
 	cp -r "$T"/. "$OUT"/ 2>/dev/null
 	rm -rf "$T"
 	exit $((failed != 0))
@@ -126,13 +134,8 @@ else
 fi
 
 # ---- load the driver --------------------------------------------------------------------
-load() {
-	[ -e /sys/module/frac ] && return 0
-	modprobe gpu-sched && modprobe drm_shmem_helper && insmod "$REPO/kernel/frac.ko" &&
-		for i in $(seq 50); do ls /dev/accel/accel* > /dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
-ok "frac.ko loads" load || finish "the driver did not load"
+guest_have_device || finish "SKIP no FRAC-1 device"
+ok "frac.ko loads" guest_load_frac || finish "the driver did not load"
 
 ok "every tool as nobody: 'permission denied', non-zero exit" \
 	each_tool_fails "permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups
@@ -141,6 +144,7 @@ ok "every tool as nobody: 'permission denied', non-zero exit" \
 # Attach order matters for the comparison: a tracepoint runs its probes in the order they
 # were registered, and each stamps its own time, so the reference tracers go first and
 # fraclat's timestamps come after theirs at both ends of every job.
+dmesg_start=$(dmesg | wc -l)
 D=$T/main; mkdir -p "$D"
 start_main() {
 	bg bpftrace bpftrace "$BT" && wait_for "$T/bpftrace.out" "^Attaching" || return 1
@@ -240,6 +244,14 @@ interval_count() { # fracdma 1 2: two JSON objects, then exits by itself
 			"$D/interval.json")" = 2 ]
 }
 ok "interval and count: fracdma -j 1 2 prints two objects and exits" interval_count
+
+dmesg_clean() {
+	local hits
+	hits=$(dmesg | tail -n +$((dmesg_start + 1)) | grep -E "$GUEST_DMESG_PATTERN") || return 0
+	echo "# dmesg:"; echo "$hits" | head -n 40 | sed 's/^/#   /'
+	return 1
+}
+ok "dmesg has no BUG:, WARNING:, Oops or UBSAN while the tools ran" dmesg_clean
 
 [ $n = $PLAN ] || echo "# ran $n of $PLAN checks"
 finish "the plan"
