@@ -189,15 +189,15 @@ static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs)
 	if (env.timestamp)
 		printf("%-8s\n", time_str());
 	printf("%-4s %-6s %-14s %8s %12s %10s %8s %10s\n", "DEV", "OP", "DIR", "COUNT", "BYTES",
-	       "AVG_BYTES", "SEGS", "MB/s");
+	       "AVG_BYTES", "SEGS", "KB/s");
 	for (i = 0; i < n; i++) {
 		const struct fracdma_val *v = &e[i].val;
 
-		printf("%-4u %-6s %-14s %8llu %12llu %10llu %8llu %10.2f\n", e[i].key.dev,
+		printf("%-4u %-6s %-14s %8llu %12llu %10llu %8llu %10.1f\n", e[i].key.dev,
 		       kind_name(e[i].key.kind), frac_dir_name(e[i].key.dir),
 		       (unsigned long long)v->lat.count, (unsigned long long)v->bytes,
 		       (unsigned long long)(v->lat.count ? v->bytes / v->lat.count : 0),
-		       (unsigned long long)v->segs, v->bytes / secs / 1e6);
+		       (unsigned long long)v->segs, v->bytes / secs / 1e3);
 	}
 	if (!n)
 		printf("(no DMA mappings)\n");
