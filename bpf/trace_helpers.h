@@ -63,7 +63,10 @@ double hist_percentile(const struct hist *h, double p);
 /* The histogram (log2 or linear) and its summary line in @unit. */
 void print_hist(const struct hist *h, int unit, bool linear, unsigned int step);
 void print_hist_summary(const struct hist *h, int unit);
-/* {"count":..,"sum_ns":..,"min_ns":..,"avg_ns":..,"p50_ns":..,"p99_ns":..,"max_ns":..,"buckets":[..]} */
+/*
+ * {"count":..,"sum_ns":..,"min_ns":..,"avg_ns":..,"p50_ns":..,"p99_ns":..,"max_ns":..,
+ *  "unit":"usecs","buckets":[{"low":..,"high":..,"count":..},..]}
+ */
 void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int step);
 
 /*

@@ -124,7 +124,7 @@ ok "--help of every tool" help_ok
 # ---- without the module -----------------------------------------------------------------
 if [ -e /sys/module/frac ]; then
 	was_loaded=1
-	rmmod frac 2>/dev/null
+	guest_unload_frac 2>/dev/null
 fi
 if [ -e /sys/module/frac ]; then
 	skip "every tool: 'frac module not loaded', non-zero exit" "frac is loaded and in use"
@@ -148,8 +148,9 @@ dmesg_start=$(dmesg | wc -l)
 D=$T/main; mkdir -p "$D"
 start_main() {
 	bg bpftrace bpftrace "$BT" && wait_for "$T/bpftrace.out" "^Attaching" || return 1
-	bg trace-cmd stdbuf -oL trace-cmd record -C mono -e frac:frac_job_submit -e frac:frac_fence_signal \
-		-o "$D/trace.dat" && wait_for "$T/trace-cmd.out" "Hit Ctrl^C" || return 1
+	bg trace-cmd stdbuf -oL trace-cmd record -C mono -o "$D/trace.dat" \
+		-e frac:frac_job_submit -e frac:frac_fence_signal &&
+		wait_for "$T/trace-cmd.out" "Hit Ctrl^C" || return 1
 	tc_pid=${pids[-1]}
 	bg lat "$BPF/fraclat" -j && wait_for "$T/lat.err" "^Tracing" || return 1
 	bg snoop "$BPF/fracsnoop" -j && wait_for "$T/snoop.err" "^Tracing" || return 1
@@ -175,7 +176,8 @@ run_load() { # run_load DIR fracload-args...: the workload, its summary in DIR/l
 		{ echo "# fracload failed:"; diag "$T/load.err"; return 1; }
 	sleep 2		# the last BOs are freed after fracload exits (the scheduler frees jobs)
 }
-ok "fracload: $N jobs, 4 ops x 4 queues" run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -D 4
+ok "fracload: $N jobs, 4 ops x 4 queues" \
+	run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -D 4
 stop_main() {
 	# trace-cmd first: it copies /proc/kallsyms into its file, which changes size while the
 	# tools unload their programs.
