@@ -19,7 +19,13 @@ fraclat=
 if [ -x bpf/fraclat ]; then
 	bpf/fraclat -Q > "$FRAC_OUT/fraclat.txt" 2>&1 &
 	fraclat=$!
-	sleep 3	# attach before the workload
+	# Attach before the workload (loading takes seconds under TCG); a SIGINT that came
+	# before the tool set its handler would be lost: background jobs start with it ignored.
+	for _ in $(seq 600); do
+		grep -q '^Tracing' "$FRAC_OUT/fraclat.txt" 2>/dev/null && break
+		kill -0 "$fraclat" 2>/dev/null || break
+		sleep 0.1
+	done
 fi
 
 echo

@@ -13,6 +13,19 @@ modprobe drm_shmem_helper
 insmod kernel/frac.ko
 [ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
 
+start_tool() {	# out-file tool args...: start, and wait until it has attached
+	local out=$1 pid
+	shift
+	"$@" > "$out" 2>&1 &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q '^Tracing\|^Attaching' "$out" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	pids+=("$pid")
+}
+
 stop() {	# SIGINT the tools, SIGKILL whatever is left after 10 s
 	kill -INT "$@" 2>/dev/null || true
 	for _ in $(seq 50); do
@@ -45,16 +58,15 @@ for r in $(seq 1 "$reps"); do
 		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-none-$r.json"
 		pids=()
 		for t in fraclat fracirq fracdma; do
-			"bpf/$t" > "$out/p4-$t-$r.txt" 2>&1 & pids+=($!)
+			start_tool "$out/p4-$t-$r.txt" "bpf/$t"
 		done
-		sleep 3
 		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpf-$r.json"
 		stop "${pids[@]}"
 		if [ -f tests/bench/fraclat.bt ] && command -v bpftrace >/dev/null; then
-			bpftrace tests/bench/fraclat.bt > "$out/p4-bpftrace-$r.txt" 2>&1 & bt=$!
-			sleep 5
+			pids=()
+			start_tool "$out/p4-bpftrace-$r.txt" bpftrace tests/bench/fraclat.bt
 			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
-			stop "$bt"
+			stop "${pids[@]}"
 		fi
 	fi
 done
