@@ -349,7 +349,16 @@ static void failed_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *s
 	load_start(_metadata, self, 1u << fq);
 	id1 = victim_job(_metadata, self, &self->dev, &self->victim, fq, 0, so);
 	id2 = victim_job(_metadata, self, &self->dev, &self->victim, fq, 1, 0);
-	/* The fault hits the first command of a job whose last one succeeds. */
+	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
+	ASSERT_EQ(0, frac_wait(&self->dev, id2, self->wait_ns, &r2));
+	EXPECT_EQ(-EIO, r1.status) TH_LOG("%s", what);
+	EXPECT_EQ(0, r2.status) TH_LOG("the job after the failed one");
+
+	/*
+	 * The fault hits the first command of a job whose last one succeeds.
+	 * (Armed only now: arming sets the count of jobs to fail, it does not
+	 * add to what the device has not fetched yet.)
+	 */
 	ASSERT_EQ(0, inject(_metadata, &self->dev, what));
 	{
 		struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL };
@@ -361,11 +370,6 @@ static void failed_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *s
 		ASSERT_EQ(0, frac_cmd_crc32c(&cl, &self->src, 0, 64, 0));
 		ASSERT_EQ(0, frac_submit(&self->dev, fq, &cl, &opts, &id3));
 	}
-
-	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
-	ASSERT_EQ(0, frac_wait(&self->dev, id2, self->wait_ns, &r2));
-	EXPECT_EQ(-EIO, r1.status) TH_LOG("%s", what);
-	EXPECT_EQ(0, r2.status) TH_LOG("the job after the failed one");
 	ASSERT_EQ(0, frac_wait(&self->dev, id3, self->wait_ns, &r3));
 	EXPECT_EQ(-EIO, r3.status) TH_LOG("a job whose first command failed");
 	EXPECT_TRUE(victim_filled(&self->victim, 1));
