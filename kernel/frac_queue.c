@@ -254,6 +254,17 @@ void frac_device_stop(struct frac_device *fdev)
 	}
 	if (fdev->err_irq > 0)
 		disable_irq(fdev->err_irq);
+	/*
+	 * A PCI reset whose recovery failed never got its reset_done(): its
+	 * schedulers are still stopped. Start them, so that the jobs they hold
+	 * end (run_job() refuses them now that the device is unplugged) and are
+	 * freed before the last file closes and releases the DRM device.
+	 */
+	if (fdev->in_pci_reset) {
+		for (i = 0; i < fdev->num_queues; i++)
+			drm_sched_wqueue_start(&fdev->queues[i].sched);
+		fdev->in_pci_reset = false;
+	}
 	mutex_unlock(&fdev->reset_lock);
 }
 
