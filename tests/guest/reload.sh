@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Guest module reload test: after a finished workload (jobs, syncobjs, dma-bufs, files closed
-# with jobs in flight, a process killed mid-run) nothing of frac is left: no open clients, no
+# with jobs in flight, a process killed mid-run, one that exits leaving jobs on the rings and
+# queued) nothing of frac is left: no open clients, no
 # jobs on the rings, no dma-buf, no module reference; rmmod succeeds and releases gpu-sched and
 # drm_shmem_helper; insmod brings the device back as the same accel minor (the old DRM device
 # was freed, so no BO, file or fence leaked a reference to it) and it works again. rmmod with a
@@ -104,16 +105,22 @@ after_workload_checks 2
 unload_checks 2
 reload_checks 2
 
-workload 3
-after_workload_checks 3
+# A process that exits with jobs in flight (held by injected latency) and queued behind them:
+# rmmod as soon as its file is released, the jobs still on the rings.
+guest_ok "round 3: jobs left behind by an exiting process" "$GUEST_TESTS/frac_orphan" 3000
+unload_checks 3
+reload_checks 3
+
+workload 4
+after_workload_checks 4
 
 # A file open keeps the module: rmmod is refused, and works once the file is closed.
 exec 3<> "/dev/accel/$minor0"
 guest_ok "rmmod refused while a file is open" eval '! rmmod frac 2> /dev/null'
 guest_ok "device still there" test -e "/dev/accel/$minor0"
 exec 3>&-
-unload_checks 3
-reload_checks 3
+unload_checks 4
+reload_checks 4
 
 guest_dmesg_check
 guest_end
