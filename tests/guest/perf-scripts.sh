@@ -6,7 +6,10 @@
 # prints TAP, exits non-zero on any failure. Loads frac.ko if it is not loaded
 # (and unloads it again).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib/frac-guest.bash"	# guest_load_frac, guest_have_device
+
+cd "$GUEST_REPO" || exit 1
 REPO=$PWD
 P=$REPO/tools/perf-scripts
 export PAGER=cat PERF_PAGER=cat
@@ -30,12 +33,13 @@ diag() { sed 's/^/# /' "$@"; }
 took() { echo "# $1: $((SECONDS - $2)) s"; }
 
 if ! command -v perf >/dev/null; then echo "1..0 # SKIP perf not installed"; exit 0; fi
-if [ -z "$(lspci -d 1234:fac1 2>/dev/null)" ]; then echo "1..0 # SKIP no FRAC-1 device"; exit 0; fi
+if ! guest_have_device; then echo "1..0 # SKIP no FRAC-1 device"; exit 0; fi
 
 W=$(mktemp -d /tmp/perf-scripts.XXXXXX)
+dmesg_start=$(dmesg | wc -l)
 loaded=0
 if [ ! -d /sys/module/frac ]; then
-	modprobe gpu-sched && modprobe drm_shmem_helper && insmod kernel/frac.ko && loaded=1
+	guest_load_frac && loaded=1
 fi
 if [ ! -d /sys/module/frac ]; then printf '1..1\nnot ok 1 - frac.ko loads\n'; exit 1; fi
 cleanup() {
@@ -53,7 +57,7 @@ trap cleanup EXIT
 nq=$(cat /sys/bus/pci/devices/*/frac/num_queues 2>/dev/null | head -n 1)
 if [ "${nq:-0}" -lt 2 ]; then echo "1..0 # SKIP the device has fewer than 2 queues"; exit 0; fi
 QA=0 QB=$((nq - 1))
-echo "1..18"
+echo "1..19"
 
 # 1: the pure-Python part, on synthetic events.
 python3 "$P/test_frac_jobs.py" > "$W/unit.txt" 2>&1
@@ -229,6 +233,10 @@ ok "annotate output names a frac function with its [frac] disassembly" annotated
 ok "folded stacks: non-empty, 'a;b;c count' lines" \
 	test -s "$W/hp/folded.txt" -a "$(grep -cvE '^[^ ].* [0-9]+$' "$W/hp/folded.txt")" = 0
 ok "folded stacks contain frac_ frames" grep -q 'frac_' "$W/hp/folded.txt"
+
+# 19: nothing the kernel should not have said while perf and trace-cmd ran.
+dmesg | tail -n +$((dmesg_start + 1)) | grep -E "$GUEST_DMESG_PATTERN" > "$W/dmesg.txt"
+ok "dmesg has no BUG:, WARNING:, Oops or UBSAN" test ! -s "$W/dmesg.txt" || diag "$W/dmesg.txt"
 
 echo "# perf-scripts: $((SECONDS - T0)) s"
 exit $((failed != 0))
