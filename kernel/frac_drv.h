@@ -121,6 +121,10 @@ struct frac_device {
 	atomic64_t device_resets;
 	atomic64_t errors;
 
+	/* Jobs handed to a scheduler and not yet freed by it; removal waits for 0 */
+	atomic_t sched_jobs;
+	wait_queue_head_t sched_jobs_wq;
+
 	struct xarray contexts;		/* Protected by its own lock */
 	u32 context_next;
 

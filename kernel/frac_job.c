@@ -292,10 +292,13 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 static void frac_job_free(struct drm_sched_job *sched_job)
 {
 	struct frac_job *job = to_frac_job(sched_job);
+	struct frac_device *fdev = job->fdev;
 
 	drm_sched_job_cleanup(sched_job);
 	frac_job_put_bos(job);
 	frac_job_put(job);
+	if (atomic_dec_and_test(&fdev->sched_jobs))
+		wake_up_all(&fdev->sched_jobs_wq);
 }
 
 static const struct drm_sched_backend_ops frac_sched_ops = {
@@ -632,6 +635,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	args->job_id = job->id;
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
+	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
 	drm_sched_entity_push_job(&job->base);
 	drm_dev_exit(idx);
 	return 0;

@@ -131,6 +131,7 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_WORK(&fdev->reset_work, frac_reset_work);
+	init_waitqueue_head(&fdev->sched_jobs_wq);
 	INIT_DELAYED_WORK(&fdev->clock_work, frac_clock_work);
 	xa_init_flags(&fdev->contexts, XA_FLAGS_ALLOC1);
 
@@ -178,6 +179,16 @@ static void frac_remove(struct pci_dev *pdev)
 	cancel_work_sync(&fdev->reset_work);
 	cancel_delayed_work_sync(&fdev->clock_work);
 	frac_device_stop(fdev);
+	/*
+	 * The jobs the schedulers still hold end now (run_job() refuses them),
+	 * those of closed files too. Wait until the schedulers have freed them:
+	 * drm_sched_fini(), when the DRM device is released, would leak them
+	 * with their BOs (and the release is here if no file is open).
+	 */
+	if (!wait_event_timeout(fdev->sched_jobs_wq, !atomic_read(&fdev->sched_jobs),
+				10 * HZ))
+		frac_warn(fdev, "%d jobs not freed by their schedulers\n",
+			  atomic_read(&fdev->sched_jobs));
 }
 
 static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,
