@@ -105,9 +105,10 @@ after_workload_checks 2
 unload_checks 2
 reload_checks 2
 
-# A process that exits with jobs in flight (held by injected latency) and queued behind them:
+# A process that exits with jobs in flight (held by injected latency), 100 more per queue on the
+# rings and jobs queued in the scheduler behind them:
 # rmmod as soon as its file is released, the jobs still on the rings.
-guest_ok "round 3: jobs left behind by an exiting process" "$GUEST_TESTS/frac_orphan" 3000
+guest_ok "round 3: jobs left behind by an exiting process" "$GUEST_TESTS/frac_orphan" 3000 100
 unload_checks 3
 reload_checks 3
 

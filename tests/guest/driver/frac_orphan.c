@@ -3,12 +3,13 @@
  * frac_orphan: leave jobs behind and exit. A helper of tests/guest/reload.sh,
  * not a test itself.
  *
- * Usage: frac_orphan [LATENCY_MS]
+ * Usage: frac_orphan [LATENCY_MS [RING_JOBS]]
  *
  * On every queue: a job held in flight by LATENCY_MS of injected latency
- * (when the device has fault injection), a job queued behind it through an
- * in syncobj, and a job on the next queue depending on it too; every job has
- * its own BOs (host and device memory). Then it exits without waiting,
+ * (when the device has fault injection), RING_JOBS (default 0) more jobs on
+ * the ring behind it, a job queued behind it through an in syncobj, and a job
+ * on the next queue depending on it too; every job has its own BOs (host and
+ * device memory). Then it exits without waiting,
  * closing nothing itself: the kernel closes the file with all of that still
  * pending. Exit status 0 if everything was submitted.
  */
@@ -22,6 +23,7 @@
 int main(int argc, char **argv)
 {
 	unsigned long latency = argc > 1 ? strtoul(argv[1], NULL, 0) : 3000;
+	unsigned long ring_jobs = argc > 2 ? strtoul(argv[2], NULL, 0) : 0, j;
 	struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL };
 	struct frac_cmdlist cl;
 	struct frac_dev dev;
@@ -54,6 +56,18 @@ int main(int argc, char **argv)
 		ret = frac_submit(&dev, q, &cl, &opts, &id);
 		if (ret)
 			goto fail;
+
+		/* More on the ring behind it. */
+		for (j = 0; j < ring_jobs; j++) {
+			ret = frac_bo_create(&dev, 4096, 0, &bo);
+			if (ret)
+				goto fail;
+			frac_cmdlist_init(&cl);
+			frac_cmd_fill(&cl, &bo, 0, 4096, (uint32_t)j);
+			ret = frac_submit(&dev, q, &cl, NULL, &id);
+			if (ret)
+				goto fail;
+		}
 
 		/* Behind it on the same queue, and on the next one. */
 		opts.in_syncobj = so;
