@@ -12,7 +12,7 @@ ok() { # ok DESCRIPTION CONDITION...
 }
 has() { grep -qE -- "$1" <<< "$out"; }
 
-echo "1..7"
+echo "1..8"
 out=$(lspci -d "$ID" 2>&1)
 ok "device $ID enumerates" test -n "$out"
 out=$(lspci -vvv -d "$ID" 2>&1)
@@ -22,6 +22,8 @@ ok "PCI Express capability decodes" has 'Capabilities: \[[0-9a-f]+\] Express \(v
 ok "DevCap advertises FLReset+" has 'ExtTag.* FLReset\+'
 ok "AER capability decodes" has 'Capabilities: \[[0-9a-f]+ v[0-9]+\] Advanced Error Reporting'
 ok "BAR0 is a 64-bit memory BAR" has 'Region 0: Memory at [0-9a-f]+ \(64-bit'
+# Last of the boot (tests run in name order): nothing before it may have splatted either.
+ok "dmesg has no BUG:, WARNING:, Oops or UBSAN" eval '! dmesg | grep -qE "BUG:|WARNING:|Oops|UBSAN"'
 if [ $failed -ne 0 ]; then
 	echo "# lspci -vvv -d $ID:"
 	sed 's/^/# /' <<< "$out"
