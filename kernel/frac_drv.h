@@ -229,6 +229,9 @@ int frac_irq_init(struct frac_device *fdev);
 
 /* frac_gem.c */
 struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t size);
+struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
+						      struct dma_buf_attachment *attach,
+						      struct sg_table *sgt);
 int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 bool frac_bo_is_devmem(struct drm_gem_object *obj);

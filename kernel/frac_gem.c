@@ -72,17 +72,12 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
 }
 
 /* Pin and map the pages, and describe the DMA segments to the device. */
-static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
+/* Write the DMA segments of @sgt as the BO's device SG list. */
+static int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
+			     struct sg_table *sgt)
 {
-	bool traced = trace_frac_dma_map_enabled();
-	u64 t0 = traced ? ktime_get_ns() : 0;
 	struct scatterlist *sg;
-	struct sg_table *sgt;
 	u32 i;
-
-	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
-	if (IS_ERR(sgt))
-		return PTR_ERR(sgt);
 
 	bo->sgl = dma_alloc_coherent(fdev->drm.dev, sgt->nents * sizeof(*bo->sgl),
 				     &bo->sgl_dma, GFP_KERNEL);
@@ -94,10 +89,48 @@ static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 		bo->sgl[i].len = cpu_to_le32(sg_dma_len(sg));
 		bo->sgl[i].flags = 0;
 	}
+	return 0;
+}
+
+static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
+{
+	bool traced = trace_frac_dma_map_enabled();
+	u64 t0 = traced ? ktime_get_ns() : 0;
+	struct sg_table *sgt;
+	int ret;
+
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	ret = frac_bo_build_sgl(fdev, bo, sgt);
+	if (ret)
+		return ret;
 	if (traced)
 		trace_frac_dma_map(fdev->minor, bo->base.base.size, bo->nsegs,
 				   DMA_BIDIRECTIONAL, ktime_get_ns() - t0);
 	return 0;
+}
+
+/*
+ * A dma-buf of another exporter: the exporter mapped its pages for our
+ * device; describe them to the device like our own host BOs.
+ */
+struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
+						      struct dma_buf_attachment *attach,
+						      struct sg_table *sgt)
+{
+	struct drm_gem_object *obj;
+	int ret;
+
+	obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+	if (IS_ERR(obj))
+		return obj;
+	ret = frac_bo_build_sgl(to_frac_device(dev), to_frac_bo(obj), sgt);
+	if (ret) {
+		drm_gem_object_put(obj);
+		return ERR_PTR(ret);
+	}
+	return obj;
 }
 
 static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 size)
