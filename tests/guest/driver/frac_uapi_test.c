@@ -11,6 +11,7 @@
  * files while jobs still run.
  */
 #include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
 #include <linux/sync_file.h>
 #include <sys/stat.h>
 
@@ -644,6 +645,76 @@ TEST_F(uapi, prime_export_devmem_refused)
 	EXPECT_EQ(-EOPNOTSUPP, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
 	EXPECT_EQ((int32_t)FRAC_POISON32, p.fd);
 	frac_bo_destroy(&self->dev, &bo);
+}
+
+/*
+ * A dma-buf from another exporter (the system dma-heap) imported as a BO:
+ * jobs read what the CPU wrote into it and write what the CPU then reads.
+ */
+TEST_F(uapi, prime_import_foreign)
+{
+	const uint64_t size = 16 * FRAC_PAGE;
+	struct dma_heap_allocation_data alloc = { .len = size, .fd_flags = O_RDWR | O_CLOEXEC };
+	struct dma_buf_sync sync = { 0 };
+	struct drm_prime_handle imp = { 0 };
+	struct drm_frac_bo_info info;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo bo = { 0 };
+	uint8_t *data, *map;
+	int heap;
+
+	heap = open("/dev/dma_heap/system", O_RDWR | O_CLOEXEC);
+	if (heap < 0)
+		SKIP(return, "no /dev/dma_heap/system");
+	ASSERT_EQ(0, frac_t_ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &alloc));
+	close(heap);
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)alloc.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	data = malloc(size);
+	ASSERT_NE(NULL, data);
+	frac_fill_random(data, size, 11);
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE;
+	frac_t_ioctl((int)alloc.fd, DMA_BUF_IOCTL_SYNC, &sync);
+	memcpy(map, data, size);
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE;
+	frac_t_ioctl((int)alloc.fd, DMA_BUF_IOCTL_SYNC, &sync);
+
+	imp.fd = (int)alloc.fd;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	frac_poison(&info, sizeof(info));
+	info.handle = imp.handle;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+	EXPECT_EQ(size, info.size);
+	EXPECT_EQ(0u, info.flags);
+	bo.handle = imp.handle;
+	bo.size = size;
+
+	/* The device reads what the CPU wrote... */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_crc32c(&cl, &bo, 100, size - 200, 0));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ((uint64_t)frac_crc32c(0, data + 100, size - 200), res.result);
+
+	/* ...and writes what the CPU reads, across pages. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &bo, FRAC_PAGE - 3, 2 * FRAC_PAGE + 7, 0x0badcafe));
+	ASSERT_EQ(0, frac_run(&self->dev, 1 % self->dev.num_queues, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ;
+	frac_t_ioctl((int)alloc.fd, DMA_BUF_IOCTL_SYNC, &sync);
+	EXPECT_EQ(-1, frac_check_fill(map + FRAC_PAGE - 3, 2 * FRAC_PAGE + 7, 0x0badcafe));
+	EXPECT_EQ(0, memcmp(map, data, FRAC_PAGE - 3));
+	EXPECT_EQ(0, memcmp(map + 3 * FRAC_PAGE + 4, data + 3 * FRAC_PAGE + 4,
+			    size - 3 * FRAC_PAGE - 4));
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+	frac_t_ioctl((int)alloc.fd, DMA_BUF_IOCTL_SYNC, &sync);
+
+	frac_bo_destroy(&self->dev, &bo);
+	munmap(map, size);
+	close((int)alloc.fd);
+	free(data);
 }
 
 /* ---- fdinfo ------------------------------------------------------------- */
