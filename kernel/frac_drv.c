@@ -51,6 +51,7 @@ void frac_clock_work(struct work_struct *work)
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
 	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+	WRITE_ONCE(fdev->clock_sampled, jiffies);
 	drm_dev_exit(idx);
 	schedule_delayed_work(&fdev->clock_work, HZ);
 }

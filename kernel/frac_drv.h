@@ -130,6 +130,7 @@ struct frac_device {
 
 	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */
 	s64 clock_offset;
+	unsigned long clock_sampled;	/* jiffies of the last sample */
 	struct delayed_work clock_work;
 
 	/* run_job and free_job of every queue's scheduler */

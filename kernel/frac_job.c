@@ -108,9 +108,14 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
 				frac_dev_to_host_ns(fdev, t_start),
 				frac_dev_to_host_ns(fdev, t_end), result);
-	dma_fence_signal(job->hw_fence);
-	/* The job may be gone now: only copies from here on. */
+	/*
+	 * Before the signal, as dma_fence's own tracepoint: once signalled, a
+	 * waiter on another CPU may run, and submit, before an event logged here
+	 * afterwards.
+	 */
 	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
+	dma_fence_signal(job->hw_fence);
+	/* The job may be gone now. */
 	wake_up_all(&ff->wq);
 }
 

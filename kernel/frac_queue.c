@@ -62,6 +62,17 @@ void frac_queue_process_cq(struct frac_queue *q)
 	unsigned long flags;
 	u32 n = 0;
 
+	/*
+	 * The device and host clocks drift apart by microseconds per second
+	 * under emulation: refresh the offset the completion events use when
+	 * it is older than 10 ms (one register read).
+	 */
+	if (trace_frac_job_complete_enabled() &&
+	    time_after(jiffies, READ_ONCE(fdev->clock_sampled) + msecs_to_jiffies(10))) {
+		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+		WRITE_ONCE(fdev->clock_sampled, jiffies);
+	}
+
 	spin_lock_irqsave(&q->cq_lock, flags);
 	for (;;) {
 		struct frac_cqe *cqe = &q->cq[q->cq_head];
