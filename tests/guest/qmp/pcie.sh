@@ -23,7 +23,8 @@ qmp() { # qmp JSON [TIMEOUT_S]
 
 guest_begin
 guest_ok "load frac.ko job_timeout_ms=20000" guest_load_frac job_timeout_ms=20000
-guest_run "frac_pcie_test (AER)" "$GUEST_TESTS/frac_pcie_test" -f pcie -T unplug
+# Harness filters stop at the first match: the exclusion first.
+guest_run "frac_pcie_test (AER)" "$GUEST_TESTS/frac_pcie_test" -T unplug -f pcie
 # The removal last: the device is gone after it.
 guest_run "frac_pcie_test (unplug)" "$GUEST_TESTS/frac_pcie_test" -t unplug
 if guest_have_device; then
