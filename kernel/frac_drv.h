@@ -108,6 +108,7 @@ struct frac_device {
 	u32 features;
 	u32 hw_version;
 	u32 gemm_max_dim;
+	u32 sgl_max;			/* SG entries per operand, chains included */
 	int err_irq;
 
 	/* Protects devmem_mm */

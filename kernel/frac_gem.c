@@ -71,14 +71,22 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
 	return &bo->base.base;
 }
 
-/* Pin and map the pages, and describe the DMA segments to the device. */
-/* Write the DMA segments of @sgt as the BO's device SG list. */
+/*
+ * Write the DMA segments of @sgt as the BO's device SG list. A job's operand
+ * walks at most two entries of its ring slot and the rest of this list, so
+ * the list must fit the device's per-operand SG limit less those two.
+ */
 static int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
 			     struct sg_table *sgt)
 {
 	struct scatterlist *sg;
 	u32 i;
 
+	if (sgt->nents > fdev->sgl_max - 2) {
+		frac_dbg(fdev, BO, "%u DMA segments, device takes %u\n", sgt->nents,
+			 fdev->sgl_max - 2);
+		return -E2BIG;
+	}
 	bo->sgl = dma_alloc_coherent(fdev->drm.dev, sgt->nents * sizeof(*bo->sgl),
 				     &bo->sgl_dma, GFP_KERNEL);
 	if (!bo->sgl)
@@ -92,6 +100,7 @@ static int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
 	return 0;
 }
 
+/* Pin and map the pages, and describe the DMA segments to the device. */
 static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
 	bool traced = trace_frac_dma_map_enabled();

@@ -65,6 +65,11 @@ static int frac_hw_discover(struct frac_device *fdev)
 	fdev->num_queues = bar_queues;
 	fdev->features = frac_rd(fdev, FRAC_REG_CAP1);
 	fdev->gemm_max_dim = frac_rd(fdev, FRAC_REG_GEMM_MAX_DIM);
+	fdev->sgl_max = frac_rd(fdev, FRAC_REG_SGL_MAX);
+	if (fdev->sgl_max < 16) {
+		frac_err(fdev, "SG lists of %u entries too short\n", fdev->sgl_max);
+		return -ENODEV;
+	}
 
 	devmem = frac_rd64(fdev, FRAC_REG_DEVMEM_SIZE_LO);
 	fdev->devmem_base = pci_resource_start(pdev, FRAC_BAR_MEM);

@@ -30,6 +30,12 @@ extern "C" {
  * on another job), -ETIMEDOUT (the job itself exceeded the job timeout and its
  * queue was reset), -ENODEV (the device was removed).
  *
+ * Jobs are ordered by the BOs they share (implicit sync, on the BOs'
+ * reservation objects): a job that writes a BO runs after every earlier job
+ * that reads or writes it, and a job that reads a BO runs after every earlier
+ * job that writes it, whatever their queues. Jobs with no BO in common are
+ * ordered only within one queue (and priority) of one file.
+ *
  * Every structure is a multiple of 8 bytes with explicit padding. Reserved and
  * padding fields must be zero and unknown flags are rejected with -EINVAL, so
  * they can be given a meaning later; structures grow only at the end (the DRM
@@ -91,7 +97,9 @@ struct drm_frac_get_param {
  * struct drm_frac_bo_create - allocate a buffer object
  *
  * Host BOs are shmem pages mapped for the device's DMA; device BOs live in
- * the device's memory. Both can be mmap()ed at the offset BO_INFO returns;
+ * the device's memory. A host BO whose pages map to more DMA segments than
+ * the device's scatter-gather lists take (65534 on FRAC-1) is refused with
+ * -E2BIG; this takes a BO of more than 256 MiB with no two pages adjacent. Both can be mmap()ed at the offset BO_INFO returns;
  * host BOs can also be exported as dma-bufs.
  */
 struct drm_frac_bo_create {
@@ -178,7 +186,11 @@ struct drm_frac_submit {
 	__u64 cmds;
 	/** @cmd_count: in, 1 .. DRM_FRAC_MAX_CMDS */
 	__u32 cmd_count;
-	/** @cmd_size: in, sizeof(struct drm_frac_cmd) as userspace knows it */
+	/**
+	 * @cmd_size: in, sizeof(struct drm_frac_cmd): 72 in this version. The
+	 * stride of @cmds; a later version that grows the command will also
+	 * accept this size.
+	 */
 	__u32 cmd_size;
 	/** @queue: in, hardware queue, 0 .. NUM_QUEUES - 1 */
 	__u32 queue;
