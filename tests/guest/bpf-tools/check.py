@@ -20,6 +20,10 @@ STAGES = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
 # TCG each probe takes a while.
 REL_TOL = 0.10
 ABS_TOL = 300_000
+# The maximum is one job: an interrupt or a host preemption between the two
+# tracers' probes of one event (seen: 1.2 ms under TCG on a busy host) moves it
+# for one tracer only, so it gets the width of such an interruption.
+MAX_ABS_TOL = 2_000_000
 
 
 def load_json_lines(path):
@@ -71,7 +75,7 @@ def run(checks):
 
 
 def agree(name, a, b):
-    tol = max(REL_TOL * max(a, b), ABS_TOL)
+    tol = max(REL_TOL * max(a, b), MAX_ABS_TOL if name == "max" else ABS_TOL)
     return abs(a - b) <= tol, f"{name}: {a:.0f} vs {b:.0f} ns (tolerance {tol:.0f})"
 
 
