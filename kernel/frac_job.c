@@ -275,6 +275,13 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	kref_get(&job->ref);
 	frac_job_requeue(sched_job);
 
+	/*
+	 * Already ended by a reset, its scheduler stopped (a PCI reset in
+	 * progress or one whose recovery failed): nothing was lost, nothing to do.
+	 */
+	if (dma_fence_is_signaled(job->hw_fence))
+		goto out;
+
 	/* The job may have completed with its interrupt lost: look first. */
 	frac_queue_process_cq(q);
 	trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
@@ -289,6 +296,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 			  q->id, job->seqno, job->ff->id, job->id);
 		frac_queue_reset(q, job);
 	}
+out:
 	frac_job_put(job);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
