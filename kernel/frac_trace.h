@@ -10,7 +10,34 @@
  * from raw tracepoints without BTF. Device timestamps are converted to the
  * host's CLOCK_MONOTONIC (ktime_get_ns) before they are recorded.
  */
-#if !defined(_FRAC_TRACE_H_) || defined(TRACE_HEADER_MULTI_READ)
+#ifdef FRAC_NO_TRACE
+/*
+ * Built with -DFRAC_NO_TRACE (make bench does, to measure what the disabled
+ * tracepoints cost): no tracepoint at all.
+ */
+#ifndef _FRAC_TRACE_NONE_H_
+#define _FRAC_TRACE_NONE_H_
+#define FRAC_TRACE_RESET_QUEUE		0
+#define FRAC_TRACE_RESET_DEVICE		1
+#define FRAC_TRACE_RESET_PCI		2
+/* Arguments stay evaluated-looking, so nothing computed for them goes unused. */
+static inline void frac_trace_none(int unused, ...) { }
+#define trace_frac_job_submit(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_run(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_doorbell(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_irq(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_complete(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_fence_signal(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_timeout(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_reset(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_device_error(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_dma_map(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_dma_unmap(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_complete_enabled()	false
+#define trace_frac_dma_map_enabled()		false
+#define trace_frac_dma_unmap_enabled()		false
+#endif
+#elif !defined(_FRAC_TRACE_H_) || defined(TRACE_HEADER_MULTI_READ)
 #define _FRAC_TRACE_H_
 
 #include <linux/tracepoint.h>
@@ -296,7 +323,9 @@ DEFINE_EVENT(frac_dma, frac_dma_unmap,
 
 #endif /* _FRAC_TRACE_H_ */
 
+#ifndef FRAC_NO_TRACE
 /* This part must be outside protection */
 #undef TRACE_INCLUDE_PATH
 #define TRACE_INCLUDE_PATH .
 #include <trace/define_trace.h>
+#endif

@@ -69,5 +69,17 @@ for r in $(seq 1 "$reps"); do
 			stop "${pids[@]}"
 		fi
 	fi
+	# T: disabled tracepoints against a frac.ko built without them, in turn.
+	if [ -n "${FRAC_NOTRACE_KO:-}" ] && [ -f "$FRAC_NOTRACE_KO" ]; then
+		for v in notrace trace notrace trace; do
+			[ $((r % 2)) = 0 ] && v=$([ "$v" = trace ] && echo notrace || echo trace)
+			rmmod frac
+			if [ "$v" = notrace ]; then insmod "$FRAC_NOTRACE_KO"; else insmod kernel/frac.ko; fi
+			$fb -m latency -o nop -q 1 -T 2 -W 200 -j >> "$out/t-$v-lat-$r.jsonl"
+			$fb -m throughput -o nop -d 32 -T 2 -W 200 -j >> "$out/t-$v-tput-$r.jsonl"
+		done
+		rmmod frac
+		insmod kernel/frac.ko
+	fi
 done
 rmmod frac

@@ -127,6 +127,30 @@ def main():
     else:
         print("P4   not measured: bpf/fraclat, fracirq and fracdma are not built")
 
+    # T: the same runs with frac.ko built without tracepoints and with them disabled,
+    # two of each per repetition in alternating order; their mean per repetition.
+    def tload(pattern, key):
+        out = {}
+        for path in glob.glob(os.path.join(raw, pattern + "-*.jsonl")):
+            m = re.search(r"-(\d+)\.jsonl$", path)
+            with open(path) as f:
+                vals = [key(json.loads(line)) for line in f if line.strip()]
+            if m and vals:
+                out[int(m.group(1))] = statistics.mean(vals)
+        return out
+
+    tt = tload("t-trace-tput", lambda d: d["jobs_per_sec"])
+    tn = tload("t-notrace-tput", lambda d: d["jobs_per_sec"])
+    if tt and tn:
+        res["T_tput"] = line("T", "frac jobs/s, tracepoints disabled", tt,
+                             "frac jobs/s, built without them", tn,
+                             "k/s", 1e3, 2, "disabled/none (goal ~1.0)")
+        res["T_p50"] = line("", "frac QD1 p50, tracepoints disabled",
+                            tload("t-trace-lat", lambda d: d["lat_ns"]["p50"]),
+                            "frac QD1 p50, built without them",
+                            tload("t-notrace-lat", lambda d: d["lat_ns"]["p50"]),
+                            "us", 1e3, 2, "disabled/none (goal ~1.0)")
+
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"raw": os.path.abspath(raw), "figures": res}, f, indent=1)
