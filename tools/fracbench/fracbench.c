@@ -3,7 +3,7 @@
  * fracbench: latency, throughput and bandwidth of jobs on a FRAC device.
  *
  * Modes:
- *   latency     one job in flight (QD1): submit -> wait returns, per job
+ *   latency     one job in flight (QD1): SUBMIT called -> WAIT returns, per job
  *   throughput  --qdepth jobs in flight per thread, spread over --queues queues
  *   bandwidth   large copies (default 64 MiB) at QD2, GB/s
  *   mixed       copy, CRC32C, fill and GEMM jobs in turn, at --qdepth
@@ -317,13 +317,17 @@ static void *worker_main(void *arg)
 			uint32_t q = (w->id + seq) % env.queues;
 			int ret = build_job(w, seq, slot, &cl);
 
+			/*
+			 * The round trip starts before SUBMIT: the ioctl is part
+			 * of it, as the submission is part of fio's total latency.
+			 */
+			sub_ns[slot] = now_ns();
 			if (!ret)
 				ret = frac_submit(w->dev, q, &cl, NULL, &ids[slot]);
 			if (ret) {
 				w->ret = ret;
 				goto out;
 			}
-			sub_ns[slot] = now_ns();
 			seqs[slot] = seq++;
 			inflight++;
 		}
