@@ -77,4 +77,37 @@ static __always_inline void hist_add(struct hist *h, __u64 ns)
 	atomic_max(&h->max, ns);
 }
 
+/*
+ * hist_add() for a histogram of one CPU (a per-CPU map): plain stores, no
+ * atomics. A zeroed value is an empty histogram: min is set by the first
+ * sample. Only the programs of one CPU write it and a program does not nest
+ * with itself on a CPU, so nothing races.
+ */
+static __always_inline void hist_add_cpu(struct hist *h, __u64 ns)
+{
+	__u64 v = ns, slot;
+
+	if (targ_unit == UNIT_USEC)
+		v /= 1000;
+	else if (targ_unit == UNIT_MSEC)
+		v /= 1000000;
+	if (targ_linear)
+		slot = targ_lin_step ? v / targ_lin_step : v;
+	else
+		slot = log2l(v);
+	if (slot >= MAX_SLOTS)
+		slot = MAX_SLOTS - 1;
+	h->slots[slot]++;
+	slot = fine_slot(ns);
+	if (slot >= FINE_SLOTS)
+		slot = FINE_SLOTS - 1;
+	h->fine[slot]++;
+	if (!h->count || ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->count++;
+	h->sum += ns;
+}
+
 #endif /* __FRAC_HIST_BPF_H */

@@ -29,26 +29,88 @@ __u64 nr_clamped = 0;	/* device times clamped into [run, irq] */
 __u64 nr_noirq = 0;	/* jobs completed without an interrupt of their queue */
 __u64 nr_nodev = 0;	/* jobs without device times */
 
-/* Jobs in flight; LRU so that jobs we never see end cannot fill it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_JOBS);
-	__type(key, struct job_key);
-	__type(value, struct job_info);
-} jobs SEC(".maps");
+/* Set by the tool: copy the submitter's comm into each job (fracsnoop, fraclat -P). */
+const volatile bool need_comm = true;
 
-struct irq_key {
-	__u32 dev;
-	__u32 queue;
+/*
+ * Jobs in flight, in an array indexed by a hash of their id: an array lookup
+ * is a bounds check and an add, inlined by the verifier, where a hash map
+ * costs a hash, a bucket walk and, for an update, a lock per event. Job ids
+ * count up per context, so ids of one context share a slot only when
+ * MAX_JOBS of its jobs are in flight; each slot keeps its job's key and a
+ * job whose slot was taken is dropped, as an LRU map would evict it.
+ */
+struct job_slot {
+	struct job_key key;
+	__u32 used;
+	__u32 pad;
+	struct job_info info;
 };
 
-/* Time of the last interrupt per (dev, queue); queue FRAC_NO_QUEUE: legacy vector. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct irq_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct job_slot);
+} jobs SEC(".maps");
+
+#define MAX_DEVS	64
+#define MAX_QUEUES	16	/* FRAC_MAX_QUEUES of include/frac_hw.h */
+#define IRQ_QUEUES	(MAX_QUEUES + 1)	/* the last: FRAC_NO_QUEUE */
+
+/* Time of the last interrupt per (dev, queue), indexed dev * IRQ_QUEUES + queue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_DEVS * IRQ_QUEUES);
+	__type(key, __u32);
 	__type(value, __u64);
 } last_irq SEC(".maps");
+
+static __always_inline __u32 job_slot_idx(const struct job_key *k)
+{
+	__u32 h = k->ctx * 0x9e3779b1U ^ k->queue * 0x85ebca77U ^ k->dev * 0xc2b2ae3dU;
+
+	return (k->job + (h >> 16)) & (MAX_JOBS - 1);
+}
+
+static __always_inline bool job_key_eq(const struct job_key *a, const struct job_key *b)
+{
+	return a->dev == b->dev && a->queue == b->queue && a->ctx == b->ctx && a->job == b->job;
+}
+
+/* The job's slot if it holds this job, else NULL. */
+static __always_inline struct job_info *job_lookup(const struct job_key *key)
+{
+	__u32 idx = job_slot_idx(key);
+	struct job_slot *s = bpf_map_lookup_elem(&jobs, &idx);
+
+	if (!s || !s->used || !job_key_eq(&s->key, key))
+		return NULL;
+	return &s->info;
+}
+
+static __always_inline void job_forget(const struct job_key *key)
+{
+	__u32 idx = job_slot_idx(key);
+	struct job_slot *s = bpf_map_lookup_elem(&jobs, &idx);
+
+	if (s && job_key_eq(&s->key, key))
+		s->used = 0;
+}
+
+static __always_inline __u64 *irq_lookup(__u32 dev, __u32 queue)
+{
+	__u32 idx;
+
+	if (dev >= MAX_DEVS)
+		return NULL;
+	if (queue == FRAC_NO_QUEUE)
+		queue = IRQ_QUEUES - 1;
+	else if (queue >= MAX_QUEUES)
+		return NULL;
+	idx = dev * IRQ_QUEUES + queue;
+	return bpf_map_lookup_elem(&last_irq, &idx);
+}
 
 static __always_inline void frac_job_done(const struct job_key *key, const struct job_info *j,
 					  const __u64 *stages);
@@ -57,8 +119,9 @@ static __always_inline int on_submit(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 				     __u32 ncmds, __u32 op, __u32 prio, __u64 bytes)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
-	struct job_info info = {};
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 idx = job_slot_idx(&key);
+	struct job_slot *s;
 
 	if (filter_dev && dev != targ_dev)
 		return 0;
@@ -66,21 +129,28 @@ static __always_inline int on_submit(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 		return 0;
 	if (filter_pid && tgid != targ_pid)
 		return 0;
-	info.ts[TS_SUBMIT] = bpf_ktime_get_ns();
-	info.pid = tgid;
-	info.op = op;
-	info.ncmds = ncmds;
-	info.prio = prio;
-	info.bytes = bytes;
-	bpf_get_current_comm(&info.comm, sizeof(info.comm));
-	bpf_map_update_elem(&jobs, &key, &info, BPF_ANY);
+	s = bpf_map_lookup_elem(&jobs, &idx);
+	if (!s)
+		return 0;
+	s->used = 0;
+	s->key = key;
+	__builtin_memset(&s->info, 0, sizeof(s->info));
+	s->info.ts[TS_SUBMIT] = bpf_ktime_get_ns();
+	s->info.pid = tgid;
+	s->info.op = op;
+	s->info.ncmds = ncmds;
+	s->info.prio = prio;
+	s->info.bytes = bytes;
+	if (need_comm)
+		bpf_get_current_comm(&s->info.comm, sizeof(s->info.comm));
+	s->used = 1;
 	return 0;
 }
 
 static __always_inline int on_run(__u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u64 seqno)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
-	struct job_info *j = bpf_map_lookup_elem(&jobs, &key);
+	struct job_info *j = job_lookup(&key);
 
 	if (!j)
 		return 0;
@@ -91,13 +161,14 @@ static __always_inline int on_run(__u32 dev, __u32 queue, __u32 ctx_id, __u32 jo
 
 static __always_inline int on_irq(__u32 dev, __u32 vector, __u32 queue)
 {
-	struct irq_key key = { .dev = dev, .queue = queue };
-	__u64 ts = bpf_ktime_get_ns();
+	__u64 *t;
 
 	/* The error vector (MSI-X) completes nothing; the legacy vector (0) does. */
 	if (queue == FRAC_NO_QUEUE && vector != 0)
 		return 0;
-	bpf_map_update_elem(&last_irq, &key, &ts, BPF_ANY);
+	t = irq_lookup(dev, queue);
+	if (t)
+		*t = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -105,17 +176,15 @@ static __always_inline int on_complete(__u32 dev, __u32 queue, __u32 ctx_id, __u
 				       __s32 status, __u64 dev_start, __u64 dev_end)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
-	struct irq_key ikey = { .dev = dev, .queue = queue };
-	struct job_info *j = bpf_map_lookup_elem(&jobs, &key);
+	struct job_info *j = job_lookup(&key);
 	__u64 irq = 0, *t;
 
 	if (!j)
 		return 0;
-	t = bpf_map_lookup_elem(&last_irq, &ikey);
+	t = irq_lookup(dev, queue);
 	if (t)
 		irq = *t;
-	ikey.queue = FRAC_NO_QUEUE;
-	t = bpf_map_lookup_elem(&last_irq, &ikey);
+	t = irq_lookup(dev, FRAC_NO_QUEUE);
 	if (t && *t > irq)
 		irq = *t;
 	/* An interrupt older than the job's run cannot have completed it. */
@@ -148,7 +217,7 @@ static __always_inline __u32 clamp_ts(__u64 *v, __u64 lo, __u64 hi)
 static __always_inline int on_signal(__u32 dev, __u32 queue, __u32 ctx_id, __u32 job)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
-	struct job_info *j = bpf_map_lookup_elem(&jobs, &key);
+	struct job_info *j = job_lookup(&key);
 	__u64 stages[NR_STAGES];
 	__u64 sub, run, ds, de, irq, sig;
 	__u32 clamped = 0;
@@ -196,7 +265,7 @@ static __always_inline int on_signal(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 	stages[STAGE_IRQ_SIGNAL] = sig - irq;
 	stages[STAGE_TOTAL] = sig - sub;
 	frac_job_done(&key, j, stages);
-	bpf_map_delete_elem(&jobs, &key);
+	job_forget(&key);
 	return 0;
 }
 

@@ -38,21 +38,26 @@ struct {
 	__type(value, struct cur_irq);
 } cur SEC(".maps");
 
+/*
+ * Counts and histograms per CPU: updated without atomics (only hard
+ * interrupt handlers on one CPU write them, and they do not nest); the tool
+ * sums the CPUs.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, MAX_ENTRIES);
 	__type(key, struct vec_key);
 	__type(value, __u64);
 } counts SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, MAX_ENTRIES);
 	__type(key, struct fracirq_key);
 	__type(value, struct hist);
 } hists SEC(".maps");
 
-static struct hist initial_hist = { .min = ~0ULL };
+static const struct hist zero_hist;
 
 static __always_inline int handler_entry(int irq)
 {
@@ -81,9 +86,9 @@ static __always_inline int handler_exit(void)
 	key.id = c->irq;
 	/* -d: a handler that saw no frac_irq of the device (or none at all) is not it. */
 	if (!filter_dev || c->irq_ts) {
-		h = bpf_map_lookup_or_try_init(&hists, &key, &initial_hist);
+		h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 		if (h)
-			hist_add(h, ts - c->entry_ts);
+			hist_add_cpu(h, ts - c->entry_ts);
 	}
 	c->entry_ts = 0;
 	c->irq_ts = 0;
@@ -102,7 +107,7 @@ static __always_inline int on_irq(__u32 dev, __u32 vector, __u32 queue)
 		return 0;
 	cnt = bpf_map_lookup_or_try_init(&counts, &key, &zero64);
 	if (cnt)
-		__sync_fetch_and_add(cnt, 1);
+		(*cnt)++;
 	c = bpf_map_lookup_elem(&cur, &zero);
 	if (c && c->entry_ts)
 		c->irq_ts = bpf_ktime_get_ns();
@@ -121,9 +126,9 @@ static __always_inline int on_signal(__u32 dev, __u32 queue)
 	c = bpf_map_lookup_elem(&cur, &zero);
 	if (!c || !c->entry_ts || !c->irq_ts)
 		return 0;
-	h = bpf_map_lookup_or_try_init(&hists, &key, &initial_hist);
+	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 	if (h)
-		hist_add(h, bpf_ktime_get_ns() - c->irq_ts);
+		hist_add_cpu(h, bpf_ktime_get_ns() - c->irq_ts);
 	return 0;
 }
 

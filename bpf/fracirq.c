@@ -167,6 +167,18 @@ struct hist_entry {
 	struct hist hist;
 };
 
+static void merge_count(void *dst, const void *src, bool first)
+{
+	__u64 *d = dst;
+
+	*d = (first ? 0 : *d) + *(const __u64 *)src;
+}
+
+static void merge_hist(void *dst, const void *src, bool first)
+{
+	hist_merge(dst, src, first);
+}
+
 static int cmp_vec(const void *a, const void *b)
 {
 	const struct vec_key *x = a, *y = b;
@@ -195,11 +207,13 @@ static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs)
 	bool first;
 	int err;
 
-	err = map_drain(bpf_map__fd(obj->maps.counts), sizeof(struct vec_key),
-		    offsetof(struct vec_entry, count), sizeof(*v), (void **)&v, &nv);
+	err = map_drain_percpu(bpf_map__fd(obj->maps.counts), sizeof(struct vec_key),
+			       sizeof(__u64), offsetof(struct vec_entry, count), sizeof(*v),
+			       merge_count, (void **)&v, &nv);
 	if (!err)
-		err = map_drain(bpf_map__fd(obj->maps.hists), sizeof(struct fracirq_key),
-			    offsetof(struct hist_entry, hist), sizeof(*h), (void **)&h, &nh);
+		err = map_drain_percpu(bpf_map__fd(obj->maps.hists), sizeof(struct fracirq_key),
+				       sizeof(struct hist), offsetof(struct hist_entry, hist),
+				       sizeof(*h), merge_hist, (void **)&h, &nh);
 	if (err) {
 		fprintf(stderr, "%s: failed to read maps: %s\n", tool_name, strerror(-err));
 		goto out;

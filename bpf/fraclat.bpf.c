@@ -15,20 +15,24 @@
 
 const volatile __u32 targ_group = GROUP_NONE;
 
+/*
+ * Per CPU: the six histograms of a job are updated without atomics, one
+ * lookup per job; the tool sums the CPUs when it prints.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, MAX_ENTRIES);
 	__type(key, struct fraclat_key);
-	__type(value, struct hist);
+	__type(value, struct fraclat_hists);
 } hists SEC(".maps");
 
-static struct hist initial_hist = { .min = ~0ULL };
+static const struct fraclat_hists zero_hists;
 
 static __always_inline void frac_job_done(const struct job_key *jk, const struct job_info *j,
 					  const __u64 *stages)
 {
 	struct fraclat_key key = { .dev = jk->dev };
-	struct hist *h;
+	struct fraclat_hists *h;
 	int i;
 
 	if (targ_group == GROUP_QUEUE)
@@ -37,16 +41,14 @@ static __always_inline void frac_job_done(const struct job_key *jk, const struct
 		key.id = j->op;
 	else if (targ_group == GROUP_PID)
 		key.id = j->pid;
+	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hists);
+	if (!h)
+		return;
+	if (targ_group == GROUP_PID && !h->stage[0].comm[0])
+		__builtin_memcpy(h->stage[0].comm, j->comm, sizeof(h->stage[0].comm));
 #pragma unroll
-	for (i = 0; i < NR_STAGES; i++) {
-		key.stage = i;
-		h = bpf_map_lookup_or_try_init(&hists, &key, &initial_hist);
-		if (!h)
-			return;
-		if (targ_group == GROUP_PID && !h->comm[0])
-			__builtin_memcpy(h->comm, j->comm, sizeof(h->comm));
-		hist_add(h, stages[i]);
-	}
+	for (i = 0; i < NR_STAGES; i++)
+		hist_add_cpu(&h->stage[i], stages[i]);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

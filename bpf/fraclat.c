@@ -156,7 +156,7 @@ static void sig_handler(int sig)
 
 struct entry {
 	struct fraclat_key key;
-	struct hist hist;
+	struct fraclat_hists h;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -166,9 +166,17 @@ static int cmp_entry(const void *a, const void *b)
 
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->stage < y->stage ? -1 : x->stage > y->stage;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void merge_hists(void *dst, const void *src, bool first)
+{
+	struct fraclat_hists *d = dst;
+	const struct fraclat_hists *s = src;
+	int i;
+
+	for (i = 0; i < NR_STAGES; i++)
+		hist_merge(&d->stage[i], &s->stage[i], first);
 }
 
 static const char *group_name(int group)
@@ -185,7 +193,7 @@ static void print_group_text(const struct entry *e)
 	else if (env.group == GROUP_OP)
 		printf(", op = %s", frac_op_name(e->key.id));
 	else if (env.group == GROUP_PID)
-		printf(", pid = %u (%.*s)", e->key.id, TASK_COMM_LEN, e->hist.comm);
+		printf(", pid = %u (%.*s)", e->key.id, TASK_COMM_LEN, e->h.stage[0].comm);
 	printf("\n");
 }
 
@@ -199,7 +207,7 @@ static void print_group_json(const struct entry *e)
 	} else if (env.group == GROUP_OP) {
 		printf(",\"op\":\"%s\"", frac_op_name(e->key.id));
 	} else if (env.group == GROUP_PID) {
-		memcpy(comm, e->hist.comm, TASK_COMM_LEN);
+		memcpy(comm, e->h.stage[0].comm, TASK_COMM_LEN);
 		comm[TASK_COMM_LEN] = 0;
 		printf(",\"pid\":%u,\"comm\":", e->key.id);
 		print_json_str(comm);
@@ -214,10 +222,11 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach)
 	__u64 nodev = obj->bss->nr_nodev;
 	struct entry *e = NULL;
 	size_t n = 0, i;
-	int err;
+	int err, s;
 
-	err = map_drain(bpf_map__fd(obj->maps.hists), sizeof(struct fraclat_key),
-			offsetof(struct entry, hist), sizeof(*e), (void **)&e, &n);
+	err = map_drain_percpu(bpf_map__fd(obj->maps.hists), sizeof(struct fraclat_key),
+			       sizeof(struct fraclat_hists), offsetof(struct entry, h), sizeof(*e),
+			       merge_hists, (void **)&e, &n);
 	if (err) {
 		fprintf(stderr, "%s: failed to read histograms: %s\n", tool_name, strerror(-err));
 		free(e);
@@ -232,24 +241,14 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach)
 		       (unsigned long long)(noirq - prev_noirq),
 		       (unsigned long long)(nodev - prev_nodev));
 		for (i = 0; i < n; i++) {
-			bool first = i == 0 || e[i - 1].key.dev != e[i].key.dev ||
-				     e[i - 1].key.id != e[i].key.id;
-			bool last = i + 1 == n || e[i + 1].key.dev != e[i].key.dev ||
-				    e[i + 1].key.id != e[i].key.id;
-
-			if (e[i].key.stage >= NR_STAGES)
-				continue;
-			if (first) {
-				if (i)
-					printf(",");
-				print_group_json(&e[i]);
-			} else {
+			if (i)
 				printf(",");
+			print_group_json(&e[i]);
+			for (s = 0; s < NR_STAGES; s++) {
+				printf("%s\"%s\":", s ? "," : "", stage_keys[s]);
+				print_hist_json(&e[i].h.stage[s], env.unit, env.linear, env.step);
 			}
-			printf("\"%s\":", stage_keys[e[i].key.stage]);
-			print_hist_json(&e[i].hist, env.unit, env.linear, env.step);
-			if (last)
-				printf("}}");
+			printf("}}");
 		}
 		printf("]}\n");
 	} else {
@@ -258,16 +257,13 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach)
 		if (!n)
 			printf("no jobs completed\n");
 		for (i = 0; i < n; i++) {
-			if (e[i].key.stage >= NR_STAGES)
-				continue;
-			if (i == 0 || e[i - 1].key.dev != e[i].key.dev ||
-			    e[i - 1].key.id != e[i].key.id) {
-				if (i)
-					printf("\n");
-				print_group_text(&e[i]);
+			if (i)
+				printf("\n");
+			print_group_text(&e[i]);
+			for (s = 0; s < NR_STAGES; s++) {
+				printf("\n%s\n", stage_names[s]);
+				print_hist(&e[i].h.stage[s], env.unit, env.linear, env.step);
 			}
-			printf("\n%s\n", stage_names[e[i].key.stage]);
-			print_hist(&e[i].hist, env.unit, env.linear, env.step);
 		}
 		printf("\nclamped %llu  no-irq %llu  no-device-times %llu\n",
 		       (unsigned long long)(clamped - prev_clamped),
@@ -312,6 +308,7 @@ int main(int argc, char **argv)
 	}
 
 	obj->rodata->targ_group = env.group;
+	obj->rodata->need_comm = env.group == GROUP_PID;
 	obj->rodata->targ_unit = env.unit;
 	obj->rodata->targ_linear = env.linear;
 	obj->rodata->targ_lin_step = env.step;

@@ -16,8 +16,11 @@ enum fraclat_group {
 struct fraclat_key {
 	__u32 dev;
 	__u32 id;	/* queue, op or pid (GROUP_*), else 0 */
-	__u32 stage;	/* enum frac_stage */
-	__u32 pad;
+};
+
+/* The histograms of one group, one per stage (a per-CPU map value). */
+struct fraclat_hists {
+	struct hist stage[NR_STAGES];
 };
 
 #endif /* __FRACLAT_H */

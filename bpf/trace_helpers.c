@@ -483,18 +483,12 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
 
 #define MAX_KEY_SIZE	64
 
-/*
- * Move every entry of a hash map into an array of entries of @entry_size
- * bytes, the key first and the value at @value_off (lookup and delete:
- * nothing is lost).
- */
-int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
-	      size_t *n)
+/* The keys of a map, in one array of *n keys. */
+static int map_keys(int fd, size_t key_size, char **out, size_t *n)
 {
-	size_t cap = 0, nkeys = 0, i;
-	char *keys = NULL, *prev = NULL, *entries;
+	size_t cap = 0, nkeys = 0;
+	char *keys = NULL, *prev = NULL;
 	char key[MAX_KEY_SIZE];
-	int err = 0;
 
 	if (key_size > sizeof(key))
 		return -EINVAL;
@@ -511,6 +505,26 @@ int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void
 		memcpy(keys + nkeys * key_size, key, key_size);
 		prev = keys + nkeys++ * key_size;
 	}
+	*out = keys;
+	*n = nkeys;
+	return 0;
+}
+
+/*
+ * Move every entry of a hash map into an array of entries of @entry_size
+ * bytes, the key first and the value at @value_off (lookup and delete:
+ * nothing is lost).
+ */
+int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
+	      size_t *n)
+{
+	size_t nkeys, i;
+	char *keys, *entries;
+	int err;
+
+	err = map_keys(fd, key_size, &keys, &nkeys);
+	if (err)
+		return err;
 	entries = calloc(nkeys ? nkeys : 1, entry_size);
 	if (!entries) {
 		free(keys);
@@ -532,6 +546,79 @@ int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void
 	free(keys);
 	*out = entries;
 	return err;
+}
+
+/*
+ * map_drain() for a per-CPU hash map with values of @value_size bytes:
+ * @merge(dst, src, first) folds each CPU's value into the entry's.
+ */
+int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_off,
+		     size_t entry_size, void (*merge)(void *dst, const void *src, bool first),
+		     void **out, size_t *n)
+{
+	size_t stride = (value_size + 7) & ~(size_t)7, nkeys, i;
+	int ncpus = libbpf_num_possible_cpus(), cpu, err;
+	char *keys, *entries, *vals;
+
+	if (ncpus < 0)
+		return ncpus;
+	err = map_keys(fd, key_size, &keys, &nkeys);
+	if (err)
+		return err;
+	entries = calloc(nkeys ? nkeys : 1, entry_size);
+	vals = calloc(ncpus, stride);
+	if (!entries || !vals) {
+		free(keys);
+		free(entries);
+		free(vals);
+		return -ENOMEM;
+	}
+	*n = 0;
+	for (i = 0; i < nkeys; i++) {
+		char *e = entries + *n * entry_size;
+
+		memcpy(e, keys + i * key_size, key_size);
+		if (bpf_map_lookup_and_delete_elem(fd, e, vals)) {
+			if (errno == ENOENT)
+				continue;
+			err = -errno;
+			break;
+		}
+		for (cpu = 0; cpu < ncpus; cpu++)
+			merge(e + value_off, vals + cpu * stride, cpu == 0);
+		(*n)++;
+	}
+	free(keys);
+	free(vals);
+	*out = entries;
+	return err;
+}
+
+/* Fold one CPU's histogram into @dst (a copy when @first). */
+void hist_merge(struct hist *dst, const struct hist *src, bool first)
+{
+	int i;
+
+	if (first) {
+		*dst = *src;
+		if (!dst->count)
+			dst->min = ~0ULL;
+		return;
+	}
+	if (src->count) {
+		if (!dst->count || src->min < dst->min)
+			dst->min = src->min;
+		if (src->max > dst->max)
+			dst->max = src->max;
+	}
+	dst->count += src->count;
+	dst->sum += src->sum;
+	for (i = 0; i < MAX_SLOTS; i++)
+		dst->slots[i] += src->slots[i];
+	for (i = 0; i < FINE_SLOTS; i++)
+		dst->fine[i] += src->fine[i];
+	if (!dst->comm[0])
+		memcpy(dst->comm, src->comm, sizeof(dst->comm));
 }
 
 /* ---- misc ----------------------------------------------------------------------- */

@@ -76,6 +76,10 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
  */
 int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
 	      size_t *n);
+int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_off,
+		     size_t entry_size, void (*merge)(void *dst, const void *src, bool first),
+		     void **out, size_t *n);
+void hist_merge(struct hist *dst, const struct hist *src, bool first);
 
 /* JSON string (quoted, escaped). */
 void print_json_str(const char *s);
