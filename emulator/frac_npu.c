@@ -1656,7 +1656,18 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         }
     } else {
         q->sq_tail = val;
-        frac_queue_kick(q);
+        if (s->zero_latency) {
+            /*
+             * A device that takes no time: fetch now, in the doorbell
+             * write. Small jobs execute and complete before the write
+             * returns (their interrupt is taken right after it); large ones
+             * go to the queue's worker as always. The write already holds
+             * the reentrancy guard, as the fetch BH would.
+             */
+            frac_queue_fetch(q);
+        } else {
+            frac_queue_kick(q);
+        }
     }
 }
 

@@ -3231,6 +3231,40 @@ out:
 	free(data);
 }
 
+/*
+ * zero-latency=on: the doorbell write itself fetches and completes small jobs,
+ * so their records and interrupt are there when the write returns, with no
+ * wait and no clock step; a large job still goes to the worker.
+ */
+static void t_zero_latency_inline(struct dev *d, intptr_t arg)
+{
+	struct frac_cqe c;
+	struct ring r;
+	uint32_t w;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, 0, 8, 0))
+		return;
+	for (unsigned i = 1; i <= 3; i++) {
+		ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = i,
+						  .dst = BUF(0), .len = 4096, .arg = { i } });
+		/* The record's phase word, read before the main loop can run. */
+		w = qts_writel_readl(d->q, d->bar0 + FRAC_DB_SQ_TAIL(0), r.tail,
+				     r.cq + r.head * sizeof(c) + offsetof(struct frac_cqe, sq_head));
+		if (!CHECK(!!((w >> 16) & FRAC_CQE_PHASE) == r.phase,
+			   "job %u: no record when the doorbell write returned", i))
+			return;
+		if (!CHECK(ring_peek(&r, &c), "job %u: record gone", i))
+			return;
+		ring_pop(&r);
+		CHECK_EQ(c.job_id, i, "job_id");
+		CHECK_EQ(c.status, FRAC_STATUS_OK, "status");
+		CHECK_EQ(qts_readl(d->q, BUF(0) + 4092), i, "filled word");
+	}
+	CHECK(msi_fired(d, 0), "no interrupt");
+}
+
 static const char *qemu_path;
 
 /* Properties out of range: realize fails, QEMU exits with an error. */
@@ -3356,6 +3390,7 @@ static const struct test msi_tests[] = {
 static const struct test zl_tests[] = {
 	{ "CAP0/ERR_VECTOR/DEVMEM_SIZE follow the properties", t_props, PROPS(1, 256 * MiB) },
 	{ "jobs complete without clock steps", t_zero_latency, 0 },
+	{ "the doorbell write completes small jobs", t_zero_latency_inline, 0 },
 };
 
 static const struct test ownbar_tests[] = {

@@ -572,6 +572,31 @@ uint32_t qts_readl(struct qts *s, uint64_t addr)
 	return qt_value(s, qt_cmd(s, "readl 0x%" PRIx64, addr), "readl");
 }
 
+/*
+ * writel then readl in one message: QEMU runs both commands of one read in
+ * the same callback, so no bottom half or timer can run between them.
+ */
+uint32_t qts_writel_readl(struct qts *s, uint64_t waddr, uint32_t v, uint64_t raddr)
+{
+	char buf[128], *line;
+	int n;
+
+	if (s->dead)
+		return ~0u;
+	n = snprintf(buf, sizeof(buf), "writel 0x%" PRIx64 " 0x%x\nreadl 0x%" PRIx64 "\n",
+		     waddr, v, raddr);
+	if (!send_all(s, s->fd, buf, n))
+		return ~0u;
+	do {
+		line = read_line(s, s->fd, &s->qt);
+	} while (line && !strncmp(line, "IRQ", 3));
+	qt_ok(s, line, "writel");
+	do {
+		line = read_line(s, s->fd, &s->qt);
+	} while (line && !strncmp(line, "IRQ", 3));
+	return qt_value(s, line, "readl");
+}
+
 uint64_t qts_readq(struct qts *s, uint64_t addr)
 {
 	return qt_value(s, qt_cmd(s, "readq 0x%" PRIx64, addr), "readq");

@@ -65,6 +65,8 @@ uint8_t qts_readb(struct qts *s, uint64_t addr);
 uint16_t qts_readw(struct qts *s, uint64_t addr);
 uint32_t qts_readl(struct qts *s, uint64_t addr);
 uint64_t qts_readq(struct qts *s, uint64_t addr);
+/* writel, then readl, with nothing in QEMU's main loop in between */
+uint32_t qts_writel_readl(struct qts *s, uint64_t waddr, uint32_t v, uint64_t raddr);
 
 /* Bulk transfers: hex "read"/"write" for small buffers, base64 otherwise. */
 void qts_memread(struct qts *s, uint64_t addr, void *buf, size_t len);
