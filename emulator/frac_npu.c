@@ -202,6 +202,7 @@ struct FracState {
     uint32_t dma_bw_mbps;
     uint32_t compute_gflops;
     bool zero_latency;
+    bool fetch_in_doorbell;
     bool fault_injection;
     bool use_msix;
     bool use_msi;
@@ -1656,13 +1657,15 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         }
     } else {
         q->sq_tail = val;
-        if (s->zero_latency) {
+        if (s->zero_latency && s->fetch_in_doorbell) {
             /*
              * A device that takes no time: fetch now, in the doorbell
              * write. Small jobs execute and complete before the write
              * returns (their interrupt is taken right after it); large ones
              * go to the queue's worker as always. The write already holds
-             * the reentrancy guard, as the fetch BH would.
+             * the reentrancy guard, as the fetch BH would. With
+             * fetch-in-doorbell=off the fetch runs in a bottom half, the
+             * way QEMU's nvme model handles its doorbells.
              */
             frac_queue_fetch(q);
         } else {
@@ -1927,6 +1930,7 @@ static const Property frac_props[] = {
     DEFINE_PROP_UINT32("dma-bandwidth-mbps", FracState, dma_bw_mbps, 8000),
     DEFINE_PROP_UINT32("compute-gflops", FracState, compute_gflops, 200),
     DEFINE_PROP_BOOL("zero-latency", FracState, zero_latency, false),
+    DEFINE_PROP_BOOL("fetch-in-doorbell", FracState, fetch_in_doorbell, true),
     DEFINE_PROP_BOOL("fault-injection", FracState, fault_injection, false),
     DEFINE_PROP_BOOL("msix", FracState, use_msix, true),
     DEFINE_PROP_BOOL("msi", FracState, use_msi, true),

@@ -3233,29 +3233,36 @@ out:
 
 /*
  * zero-latency=on: the doorbell write itself fetches and completes small jobs,
- * so their records and interrupt are there when the write returns, with no
- * wait and no clock step; a large job still goes to the worker.
+ * so their records are there when the write returns, with no wait and no
+ * clock step. With fetch-in-doorbell=off (@inline_fetch 0) the fetch is a
+ * bottom half, which cannot have run when the write returns.
  */
-static void t_zero_latency_inline(struct dev *d, intptr_t arg)
+static void t_zero_latency_fetch(struct dev *d, intptr_t inline_fetch)
 {
 	struct frac_cqe c;
 	struct ring r;
 	uint32_t w;
-	(void)arg;
 
 	fresh(d);
 	if (!ring_init(d, &r, 0, 8, 0))
 		return;
 	for (unsigned i = 1; i <= 3; i++) {
+		double end = now_s() + WAIT_S;
+		bool now;
+
 		ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = i,
 						  .dst = BUF(0), .len = 4096, .arg = { i } });
 		/* The record's phase word, read before the main loop can run. */
 		w = qts_writel_readl(d->q, d->bar0 + FRAC_DB_SQ_TAIL(0), r.tail,
 				     r.cq + r.head * sizeof(c) + offsetof(struct frac_cqe, sq_head));
-		if (!CHECK(!!((w >> 16) & FRAC_CQE_PHASE) == r.phase,
-			   "job %u: no record when the doorbell write returned", i))
-			return;
-		if (!CHECK(ring_peek(&r, &c), "job %u: record gone", i))
+		now = !!((w >> 16) & FRAC_CQE_PHASE) == r.phase;
+		if (inline_fetch)
+			CHECK(now, "job %u: no record when the doorbell write returned", i);
+		else
+			CHECK(!now, "job %u: record before the fetch bottom half could run", i);
+		while (!ring_peek(&r, &c) && now_s() < end && qts_alive(d->q))
+			usleep(200);
+		if (!CHECK(now_s() < end, "job %u did not complete", i))
 			return;
 		ring_pop(&r);
 		CHECK_EQ(c.job_id, i, "job_id");
@@ -3390,7 +3397,12 @@ static const struct test msi_tests[] = {
 static const struct test zl_tests[] = {
 	{ "CAP0/ERR_VECTOR/DEVMEM_SIZE follow the properties", t_props, PROPS(1, 256 * MiB) },
 	{ "jobs complete without clock steps", t_zero_latency, 0 },
-	{ "the doorbell write completes small jobs", t_zero_latency_inline, 0 },
+	{ "the doorbell write completes small jobs", t_zero_latency_fetch, 1 },
+};
+
+static const struct test zl_bh_tests[] = {
+	{ "jobs complete without clock steps", t_zero_latency, 0 },
+	{ "the fetch is a bottom half after the doorbell write", t_zero_latency_fetch, 0 },
 };
 
 static const struct test ownbar_tests[] = {
@@ -3422,6 +3434,9 @@ static const struct group groups[] = {
 	GROUP("MSI", "frac-npu,id=frac0,msix=off", "256M", false, msi_tests),
 	GROUP("zero-latency", "frac-npu,id=frac0,queues=1,zero-latency=on", "256M", false,
 	      zl_tests),
+	GROUP("zero-latency, fetch in a BH",
+	      "frac-npu,id=frac0,queues=1,zero-latency=on,fetch-in-doorbell=off", "256M", false,
+	      zl_bh_tests),
 	GROUP("own-BAR rings", "frac-npu,id=frac0", "256M", false, ownbar_tests),
 	GROUP("properties", NULL, NULL, false, noqemu_tests),
 };
