@@ -6,12 +6,34 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 reps=${FRAC_BENCH_REPS:-5}
 out=$FRAC_OUT/bench
 mkdir -p "$out"
-fb=tools/fracbench/fracbench
 
 modprobe gpu-sched
 modprobe drm_shmem_helper
 insmod kernel/frac.ko
 [ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
+
+# accel index of the FRAC device behind PCI bridge $1 (scripts/bench puts frac1 at 00:10.0)
+accel_behind() {
+	local a
+	for a in /sys/class/accel/accel*; do
+		case $(readlink -f "$a/device") in
+		*/"$1"/*) echo "${a##*accel}"; return 0 ;;
+		esac
+	done
+	return 1
+}
+find_devs() {	# sets main (the device the figures use), bh (frac1, may be empty) and fb
+	local a i
+	bh=$(accel_behind 0000:00:10.0) || bh=
+	main=
+	for a in /sys/class/accel/accel*; do
+		i=${a##*accel}
+		[ "$i" != "$bh" ] && { main=$i; break; }
+	done
+	[ -n "$main" ] || { echo "guest-bench: no FRAC device" >&2; exit 1; }
+	fb="tools/fracbench/fracbench -D $main"
+}
+find_devs
 
 start_tool() {	# out-file tool args...: start, and wait until it has attached
 	local out=$1 pid
@@ -50,6 +72,13 @@ for r in $(seq 1 "$reps"); do
 	# P2: small jobs at QD32 over all queues vs 4 KiB random reads at QD32.
 	$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
 	fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
+	# P1 and P2 again on frac1: the fetch in a bottom half, as in QEMU's nvme model.
+	if [ -n "$bh" ]; then
+		tools/fracbench/fracbench -D "$bh" -m latency -o nop -q 1 -T 3 -W 200 -j \
+			> "$out/p1-fracbh-$r.json"
+		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
+			> "$out/p2-fracbh-$r.json"
+	fi
 	# P3: 64 MiB copies, and memcpy of the same size inside the guest.
 	$fb -m bandwidth -s 64M -n 10 -j > "$out/p3-frac-$r.json"
 	tools/fracbench/memcpy-bench 64 10 > "$out/p3-guest-memcpy-$r.json"
@@ -75,11 +104,13 @@ for r in $(seq 1 "$reps"); do
 			[ $((r % 2)) = 0 ] && v=$([ "$v" = trace ] && echo notrace || echo trace)
 			rmmod frac
 			if [ "$v" = notrace ]; then insmod "$FRAC_NOTRACE_KO"; else insmod kernel/frac.ko; fi
+			find_devs
 			$fb -m latency -o nop -q 1 -T 2 -W 200 -j >> "$out/t-$v-lat-$r.jsonl"
 			$fb -m throughput -o nop -d 32 -T 2 -W 200 -j >> "$out/t-$v-tput-$r.jsonl"
 		done
 		rmmod frac
 		insmod kernel/frac.ko
+		find_devs
 	fi
 done
 rmmod frac
