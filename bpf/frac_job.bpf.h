@@ -119,6 +119,7 @@ static __always_inline int on_submit(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 				     __u32 ncmds, __u32 op, __u32 prio, __u64 bytes)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
+	__u64 ts = bpf_ktime_get_ns();	/* first: the submit's time, not ours */
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 idx = job_slot_idx(&key);
 	struct job_slot *s;
@@ -135,7 +136,7 @@ static __always_inline int on_submit(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 	s->used = 0;
 	s->key = key;
 	__builtin_memset(&s->info, 0, sizeof(s->info));
-	s->info.ts[TS_SUBMIT] = bpf_ktime_get_ns();
+	s->info.ts[TS_SUBMIT] = ts;
 	s->info.pid = tgid;
 	s->info.op = op;
 	s->info.ncmds = ncmds;

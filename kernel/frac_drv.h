@@ -110,6 +110,7 @@ struct frac_device {
 	u32 gemm_max_dim;
 	u32 sgl_max;			/* SG entries per operand, chains included */
 	int err_irq;
+	u16 *cpu_queue;			/* [nr_cpu_ids]: the queue whose interrupt is on the CPU */
 
 	/* Protects devmem_mm */
 	struct mutex devmem_lock;

@@ -574,10 +574,17 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct frac_job *job;
 	int idx, ret;
 
-	if (args->flags || args->cmd_size != sizeof(struct drm_frac_cmd) ||
+	if ((args->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
+	    args->cmd_size != sizeof(struct drm_frac_cmd) ||
 	    !args->cmd_count || args->cmd_count > DRM_FRAC_MAX_CMDS ||
 	    args->queue >= fdev->num_queues || args->priority >= FRAC_NUM_PRIO)
 		return -EINVAL;
+	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) {
+		if (args->queue)
+			return -EINVAL;
+		/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
+		args->queue = fdev->cpu_queue[raw_smp_processor_id()];
+	}
 
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;

@@ -78,6 +78,9 @@ int frac_cmd_gemm(struct frac_cmdlist *cl, uint32_t type, uint32_t m, uint32_t n
 		  uint64_t b_off, const struct frac_bo *c, uint64_t c_off);
 int frac_cmd_timestamp(struct frac_cmdlist *cl, const struct frac_bo *dst, uint64_t dst_off);
 
+/* frac_submit()'s @queue: the queue whose interrupt is on this CPU (SUBMIT_LOCAL_QUEUE) */
+#define FRAC_QUEUE_LOCAL	UINT32_MAX
+
 /* Submit @cl to @queue; @opts may be NULL. The job id goes to @job_id. */
 int frac_submit(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl,
 		const struct frac_submit_opts *opts, uint32_t *job_id);

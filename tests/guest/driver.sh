@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 guest_begin
-guest_ok "load frac.ko" guest_load_frac
+guest_ok "load frac.ko managed_irqs=Y" guest_load_frac managed_irqs=Y
 for t in uapi cmd neg stress; do
 	guest_run "frac_${t}_test" "$GUEST_TESTS/frac_${t}_test"
 done

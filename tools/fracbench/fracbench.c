@@ -46,6 +46,7 @@ static struct env {
 	bool devmem;
 	bool json;
 	bool verify;
+	bool local;		/* SUBMIT_LOCAL_QUEUE instead of --queues */
 } env = {
 	.mode = MODE_LATENCY, .op = -1, .size = 0, .qdepth = 1, .queues = 0,
 	.threads = 1, .jobs = 1000, .warmup = 50, .device = -1,
@@ -73,6 +74,8 @@ static const struct argp_option opts[] = {
 	{ "warmup", 'W', "N", 0, "jobs per thread before measuring (default 50)", 0 },
 	{ "device", 'D', "INDEX", 0, "/dev/accel/accelINDEX (default: the first frac)", 0 },
 	{ "devmem", 'M', NULL, 0, "operands in device memory", 0 },
+	{ "local-queue", 'L', NULL, 0,
+	  "each job on the queue whose interrupt is on the submitting CPU", 0 },
 	{ "verify", 'V', NULL, 0, "check results of copy/fill/crc32c jobs", 0 },
 	{ "json", 'j', NULL, 0, "JSON output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -172,6 +175,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'M':
 		env.devmem = true;
+		break;
+	case 'L':
+		env.local = true;
 		break;
 	case 'V':
 		env.verify = true;
@@ -314,7 +320,7 @@ static void *worker_main(void *arg)
 		while (inflight < env.qdepth && !stop_flag &&
 		       (env.seconds > 0 || seq < total)) {
 			uint32_t slot = (head + inflight) % env.qdepth;
-			uint32_t q = (w->id + seq) % env.queues;
+			uint32_t q = env.local ? FRAC_QUEUE_LOCAL : (w->id + seq) % env.queues;
 			int ret = build_job(w, seq, slot, &cl);
 
 			/*
@@ -432,6 +438,7 @@ int main(int argc, char **argv)
 	struct worker *w;
 	uint64_t *all, n = 0, jobs = 0, bytes = 0, errors = 0, t0 = UINT64_MAX, t1 = 0;
 	double secs, sum = 0;
+	char qdesc[64];
 	int ret;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -508,23 +515,29 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < n; i++)
 		sum += all[i];
 	secs = t1 > t0 ? (t1 - t0) / 1e9 : 0;
+	if (env.local)
+		snprintf(qdesc, sizeof(qdesc), "the submitting CPU's queue");
+	else
+		snprintf(qdesc, sizeof(qdesc), "%u queues", env.queues);
 
 	if (env.json) {
 		printf("{\"mode\":\"%s\",\"op\":\"%s\",\"size\":%" PRIu64 ",\"qdepth\":%u,"
-		       "\"queues\":%u,\"threads\":%u,\"devmem\":%s,\"jobs\":%" PRIu64
+		       "\"queues\":%u,\"local_queue\":%s,\"threads\":%u,\"devmem\":%s,"
+		       "\"jobs\":%" PRIu64
 		       ",\"errors\":%" PRIu64 ",\"seconds\":%.6f,\"jobs_per_sec\":%.1f,"
 		       "\"gbytes_per_sec\":%.4f,\"lat_ns\":{\"min\":%" PRIu64 ",\"avg\":%.0f,"
 		       "\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p99_9\":%"
 		       PRIu64 ",\"max\":%" PRIu64 "}}\n",
 		       mode_names[env.mode], env.op < 0 ? "mixed" : op_names[env.op], env.size,
-		       env.qdepth, env.queues, env.threads, env.devmem ? "true" : "false", jobs,
+		       env.qdepth, env.queues, env.local ? "true" : "false", env.threads,
+		       env.devmem ? "true" : "false", jobs,
 		       errors, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0,
 		       n ? all[0] : 0, n ? sum / n : 0, pct(all, n, 50), pct(all, n, 90),
 		       pct(all, n, 99), pct(all, n, 99.9), n ? all[n - 1] : 0);
 	} else {
-		printf("fracbench %s: op %s, %" PRIu64 " bytes, qdepth %u x %u threads, %u queues%s\n",
+		printf("fracbench %s: op %s, %" PRIu64 " bytes, qdepth %u x %u threads, %s%s\n",
 		       mode_names[env.mode], env.op < 0 ? "mixed" : op_names[env.op], env.size,
-		       env.qdepth, env.threads, env.queues, env.devmem ? ", device memory" : "");
+		       env.qdepth, env.threads, qdesc, env.devmem ? ", device memory" : "");
 		printf("  jobs %" PRIu64 " in %.3f s: %.1f jobs/s, %.3f GB/s, %" PRIu64 " errors\n",
 		       jobs, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0, errors);
 		printf("  round trip us: min %.1f avg %.1f p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f\n",

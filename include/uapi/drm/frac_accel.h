@@ -178,6 +178,15 @@ struct drm_frac_cmd {
 #define DRM_FRAC_PRIO_NORMAL		1
 #define DRM_FRAC_PRIO_HIGH		2
 
+/*
+ * Run the job on the queue whose interrupt is affine to the submitting CPU
+ * (as blk-mq maps CPUs to NVMe queues): the completion then wakes the
+ * submitter on its own CPU. @queue must be 0 on input and holds the queue
+ * chosen on return.
+ */
+#define DRM_FRAC_SUBMIT_LOCAL_QUEUE	(1 << 0)
+#define DRM_FRAC_SUBMIT_FLAGS		DRM_FRAC_SUBMIT_LOCAL_QUEUE
+
 /**
  * struct drm_frac_submit - submit a job
  */
@@ -192,11 +201,14 @@ struct drm_frac_submit {
 	 * accept this size.
 	 */
 	__u32 cmd_size;
-	/** @queue: in, hardware queue, 0 .. NUM_QUEUES - 1 */
+	/**
+	 * @queue: in, hardware queue, 0 .. NUM_QUEUES - 1; with
+	 * DRM_FRAC_SUBMIT_LOCAL_QUEUE in 0, out the queue chosen
+	 */
 	__u32 queue;
 	/** @priority: in, DRM_FRAC_PRIO_* */
 	__u32 priority;
-	/** @flags: in, must be zero */
+	/** @flags: in, DRM_FRAC_SUBMIT_* */
 	__u32 flags;
 	/** @in_syncobj: in, syncobj the job waits for, 0 for none */
 	__u32 in_syncobj;

@@ -7,9 +7,12 @@
  * memory), mmap of both kinds, SUBMIT, WAIT (forever, with a timeout, and the
  * timeout-0 poll), an out syncobj waited with DRM_IOCTL_SYNCOBJ_WAIT and as a
  * sync_file, an in syncobj as a dependency, poll() on the file, dma-buf export
- * of a host BO and its refusal for a device BO, fdinfo, and closing BOs and
- * files while jobs still run.
+ * of a host BO and its refusal for a device BO, fdinfo, closing BOs and files
+ * while jobs still run, and SUBMIT_LOCAL_QUEUE on every CPU.
  */
+#define _GNU_SOURCE	/* sched_setaffinity, CPU_SET */
+#include <limits.h>
+#include <sched.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
 #include <linux/sync_file.h>
@@ -346,6 +349,100 @@ TEST_F(uapi, submit_wait)
 			EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, ids[i], 0, &w));
 		}
 	}
+}
+
+/* CPUs of the MSI-X vector named frac-q@q of device @bdf, from /proc; 0 when not found. */
+static int queue_irq_cpus(const char *bdf, uint32_t q, cpu_set_t *set)
+{
+	char line[512], name[32], path[64], list[256], *tok, *save;
+	FILE *f = fopen("/proc/interrupts", "r");
+	int irq = -1;
+
+	CPU_ZERO(set);
+	if (!f)
+		return 0;
+	snprintf(name, sizeof(name), " frac-q%u\n", q);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, bdf) && strstr(line, name)) {
+			irq = atoi(line);
+			break;
+		}
+	fclose(f);
+	if (irq < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(list, sizeof(list), f))
+		list[0] = 0;
+	fclose(f);
+	for (tok = strtok_r(list, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		int lo = atoi(tok), hi = strchr(tok, '-') ? atoi(strchr(tok, '-') + 1) : lo;
+
+		for (; lo <= hi && lo < CPU_SETSIZE; lo++)
+			CPU_SET(lo, set);
+	}
+	return CPU_COUNT(set);
+}
+
+/*
+ * SUBMIT_LOCAL_QUEUE, pinned to each CPU in turn: the queue chosen has its
+ * interrupt on that CPU (with managed_irqs=Y, a vector spread over some CPUs,
+ * not all), is returned in @queue, and the job completes.
+ */
+TEST_F(uapi, submit_local_queue)
+{
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	char link[PATH_MAX], path[64], *bdf;
+	cpu_set_t orig, one, irq_cpus;
+	struct drm_frac_wait w;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ssize_t len;
+	bool managed;
+	int cpu;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device", self->dev.index);
+	len = readlink(path, link, sizeof(link) - 1);
+	ASSERT_LT(0, len);
+	link[len] = 0;
+	bdf = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	f = fopen("/sys/module/frac/parameters/managed_irqs", "r");
+	ASSERT_NE(NULL, f);
+	managed = fgetc(f) == 'Y';
+	fclose(f);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(orig), &orig));
+	for (cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
+		struct drm_frac_submit s = {
+			.cmds = (uintptr_t)&cmd,
+			.cmd_count = 1,
+			.cmd_size = sizeof(cmd),
+			.priority = DRM_FRAC_PRIO_NORMAL,
+			.flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE,
+			.job_id = FRAC_POISON32,
+		};
+
+		if (!CPU_ISSET(cpu, &orig))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+		ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s));
+		EXPECT_LT(s.queue, self->dev.num_queues);
+		ASSERT_LT(0, queue_irq_cpus(bdf, s.queue, &irq_cpus)) {
+			TH_LOG("no frac-q%u vector of %s in /proc/interrupts", s.queue, bdf);
+		}
+		EXPECT_TRUE(CPU_ISSET(cpu, &irq_cpus)) {
+			TH_LOG("CPU %d got queue %u, whose interrupt is elsewhere", cpu, s.queue);
+		}
+		/* Managed vectors are spread: each covers some CPUs, not all. */
+		if (managed && ncpu > 1)
+			EXPECT_LT(CPU_COUNT(&irq_cpus), ncpu);
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, s.job_id, FRAC_NSEC * 10, &w));
+		EXPECT_EQ(0, w.status);
+	}
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(orig), &orig));
 }
 
 TEST_F(uapi, wait_timeout_poll)
