@@ -66,15 +66,16 @@ fio_run() {	# name iodepth engine [extra]
 
 for r in $(seq 1 "$reps"); do
 	echo "guest-bench: repetition $r of $reps" >&2
-	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read.
-	$fb -m latency -o nop -q 1 -T 3 -W 200 -j > "$out/p1-frac-$r.json"
+	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read. -L: on the submitting
+	# CPU's queue, as blk-mq submits a read on its CPU's NVMe queue.
+	$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1-frac-$r.json"
 	fio_run p1 1 psync > "$out/p1-nvme-$r.json"
 	# P2: small jobs at QD32 over all queues vs 4 KiB random reads at QD32.
 	$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
 	fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
 	# P1 and P2 again on frac1: the fetch in a bottom half, as in QEMU's nvme model.
 	if [ -n "$bh" ]; then
-		tools/fracbench/fracbench -D "$bh" -m latency -o nop -q 1 -T 3 -W 200 -j \
+		tools/fracbench/fracbench -D "$bh" -m latency -o nop -L -T 3 -W 200 -j \
 			> "$out/p1-fracbh-$r.json"
 		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
 			> "$out/p2-fracbh-$r.json"
