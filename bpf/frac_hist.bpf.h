@@ -52,7 +52,8 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-static __always_inline void hist_add(struct hist *h, __u64 ns)
+/* The displayed slot (in targ_unit, log2 or linear) of @ns. */
+static __always_inline __u32 hist_slot(__u64 ns)
 {
 	__u64 v = ns, slot;
 
@@ -64,13 +65,21 @@ static __always_inline void hist_add(struct hist *h, __u64 ns)
 		slot = targ_lin_step ? v / targ_lin_step : v;
 	else
 		slot = log2l(v);
-	if (slot >= MAX_SLOTS)
-		slot = MAX_SLOTS - 1;
-	__sync_fetch_and_add(&h->slots[slot], 1);
-	slot = fine_slot(ns);
-	if (slot >= FINE_SLOTS)
-		slot = FINE_SLOTS - 1;
-	__sync_fetch_and_add(&h->fine[slot], 1);
+	return slot >= MAX_SLOTS ? MAX_SLOTS - 1 : slot;
+}
+
+/* The fine (percentile) slot of @ns. */
+static __always_inline __u32 hist_fine_slot(__u64 ns)
+{
+	__u32 slot = fine_slot(ns);
+
+	return slot >= FINE_SLOTS ? FINE_SLOTS - 1 : slot;
+}
+
+static __always_inline void hist_add(struct hist *h, __u64 ns)
+{
+	__sync_fetch_and_add(&h->slots[hist_slot(ns)], 1);
+	__sync_fetch_and_add(&h->fine[hist_fine_slot(ns)], 1);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum, ns);
 	atomic_min(&h->min, ns);
@@ -85,23 +94,8 @@ static __always_inline void hist_add(struct hist *h, __u64 ns)
  */
 static __always_inline void hist_add_cpu(struct hist *h, __u64 ns)
 {
-	__u64 v = ns, slot;
-
-	if (targ_unit == UNIT_USEC)
-		v /= 1000;
-	else if (targ_unit == UNIT_MSEC)
-		v /= 1000000;
-	if (targ_linear)
-		slot = targ_lin_step ? v / targ_lin_step : v;
-	else
-		slot = log2l(v);
-	if (slot >= MAX_SLOTS)
-		slot = MAX_SLOTS - 1;
-	h->slots[slot]++;
-	slot = fine_slot(ns);
-	if (slot >= FINE_SLOTS)
-		slot = FINE_SLOTS - 1;
-	h->fine[slot]++;
+	h->slots[hist_slot(ns)]++;
+	h->fine[hist_fine_slot(ns)]++;
 	if (!h->count || ns < h->min)
 		h->min = ns;
 	if (ns > h->max)
