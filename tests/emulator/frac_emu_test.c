@@ -3438,6 +3438,9 @@ static const struct group groups[] = {
 	      "frac-npu,id=frac0,queues=1,zero-latency=on,fetch-in-doorbell=off", "256M", false,
 	      zl_bh_tests),
 	GROUP("own-BAR rings", "frac-npu,id=frac0", "256M", false, ownbar_tests),
+	/* The same with the fetch inside the doorbell write. */
+	GROUP("own-BAR rings, zero-latency", "frac-npu,id=frac0,zero-latency=on", "256M", false,
+	      ownbar_tests),
 	GROUP("properties", NULL, NULL, false, noqemu_tests),
 };
 
