@@ -37,8 +37,9 @@ const volatile bool need_comm = true;
  * is a bounds check and an add, inlined by the verifier, where a hash map
  * costs a hash, a bucket walk and, for an update, a lock per event. Job ids
  * count up per context, so ids of one context share a slot only when
- * MAX_JOBS of its jobs are in flight; each slot keeps its job's key and a
- * job whose slot was taken is dropped, as an LRU map would evict it.
+ * MAX_JOBS of its jobs are in flight (jobs of different contexts or queues,
+ * whose offsets differ, by chance); each slot keeps its job's key and a job
+ * whose slot was taken is dropped, as an LRU map would evict it.
  */
 struct job_slot {
 	struct job_key key;
