@@ -152,6 +152,9 @@ struct frac_file {
 	struct drm_sched_entity entity[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
 	struct xarray jobs;		/* job id -> frac_job, unwaited */
 	u32 job_next;
+	/* Protected by the jobs xarray's lock */
+	u32 jobs_unwaited;		/* ids in @jobs */
+	u32 job_reserved;		/* the last id released by WAIT, kept reserved; 0: none */
 	wait_queue_head_t wq;		/* woken when a job of this file ends */
 	atomic64_t engine_ns[FRAC_MAX_QUEUES];	/* device time, for fdinfo */
 	atomic64_t jobs_done;

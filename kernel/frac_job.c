@@ -633,8 +633,12 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 			goto err_cleanup;
 	}
 
-	ret = xa_alloc_cyclic(&ff->jobs, &job->id, job, xa_limit_32b, &ff->job_next,
-			      GFP_KERNEL);
+	xa_lock(&ff->jobs);
+	ret = __xa_alloc_cyclic(&ff->jobs, &job->id, job, xa_limit_32b, &ff->job_next,
+				GFP_KERNEL);
+	if (ret >= 0)
+		ff->jobs_unwaited++;
+	xa_unlock(&ff->jobs);
 	if (ret < 0)
 		goto err_cleanup;
 
@@ -661,7 +665,10 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	return 0;
 
 err_xa_erase:
-	xa_erase(&ff->jobs, job->id);
+	xa_lock(&ff->jobs);
+	__xa_erase(&ff->jobs, job->id);
+	ff->jobs_unwaited--;
+	xa_unlock(&ff->jobs);
 err_cleanup:
 	drm_sched_job_cleanup(&job->base);
 err_put_syncobj:
@@ -684,6 +691,7 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct drm_frac_wait *args = data;
 	struct frac_job *job;
 	long timeout, remain;
+	bool released, keep;
 	int ret;
 
 	if (args->flags)
@@ -717,8 +725,25 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	args->t_start = job->t_start;
 	args->t_end = job->t_end;
 	ret = 0;
-	/* Seen ended: the id is released. */
-	if (xa_cmpxchg(&ff->jobs, args->job_id, job, NULL, GFP_KERNEL) == job)
+	/*
+	 * Seen ended: the id is released. The file's last unwaited id stays
+	 * reserved (WAIT sees no job, SUBMIT never allocates it) until the next
+	 * release: erasing it would empty the xarray, whose nodes would then be
+	 * freed through RCU and allocated again for the next job, every job at
+	 * queue depth 1.
+	 */
+	xa_lock(&ff->jobs);
+	keep = ff->jobs_unwaited == 1;
+	released = __xa_cmpxchg(&ff->jobs, args->job_id, job, keep ? XA_ZERO_ENTRY : NULL,
+				GFP_NOWAIT) == job;
+	if (released) {
+		ff->jobs_unwaited--;
+		if (ff->job_reserved)
+			__xa_cmpxchg(&ff->jobs, ff->job_reserved, XA_ZERO_ENTRY, NULL, GFP_NOWAIT);
+		ff->job_reserved = keep ? args->job_id : 0;
+	}
+	xa_unlock(&ff->jobs);
+	if (released)
 		frac_job_put(job);
 out:
 	frac_job_put(job);

@@ -351,6 +351,34 @@ TEST_F(uapi, submit_wait)
 	}
 }
 
+/*
+ * One job at a time, as at queue depth 1, where WAIT keeps the last released
+ * id reserved: every id is new, and a released id, reserved or not, is gone.
+ */
+TEST_F(uapi, ids_one_at_a_time)
+{
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w;
+	uint32_t id, prev = 0, prev2 = 0;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, frac_t_submit(self->dev.fd, &cmd, 1, 0, 0, 0, &id));
+		EXPECT_NE(0u, id);
+		EXPECT_NE(prev, id);
+		EXPECT_NE(prev2, id);
+		if (prev)
+			EXPECT_LT(prev, id);	/* cyclic: no wrap in 200 jobs */
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, FRAC_NSEC * 10, &w));
+		EXPECT_EQ(0, w.status);
+		EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, id, 0, &w));
+		if (prev)
+			EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, prev, 0, &w));
+		prev2 = prev;
+		prev = id;
+	}
+}
+
 /* CPUs of the MSI-X vector named frac-q@q of device @bdf, from /proc; 0 when not found. */
 static int queue_irq_cpus(const char *bdf, uint32_t q, cpu_set_t *set)
 {
