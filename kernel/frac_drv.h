@@ -83,6 +83,7 @@ struct frac_queue {
 
 	struct drm_gpu_scheduler sched;
 	int irq;
+	struct irq_data *irqd;		/* of @irq: its effective affinity */
 
 	/* Counters, for sysfs and debugfs */
 	atomic64_t jobs_submitted;
@@ -110,7 +111,6 @@ struct frac_device {
 	u32 gemm_max_dim;
 	u32 sgl_max;			/* SG entries per operand, chains included */
 	int err_irq;
-	u16 *cpu_queue;			/* [nr_cpu_ids]: the queue whose interrupt is on the CPU */
 
 	/* Protects devmem_mm */
 	struct mutex devmem_lock;
@@ -232,6 +232,7 @@ void frac_reset_work(struct work_struct *work);
 
 /* frac_irq.c */
 int frac_irq_init(struct frac_device *fdev);
+u32 frac_local_queue(struct frac_device *fdev);
 
 /* frac_gem.c */
 struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t size);

@@ -11,6 +11,7 @@
  */
 
 #include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/pci.h>
 #include <drm/drm_print.h>
 
@@ -74,55 +75,58 @@ static irqreturn_t frac_legacy_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static bool frac_managed_irqs = true;
-module_param_named(managed_irqs, frac_managed_irqs, bool, 0444);
-MODULE_PARM_DESC(managed_irqs,
-		 "Spread the queues' vectors over the CPUs as managed interrupts (default Y); N: unmanaged, steerable through /proc/irq");
-
 /*
- * Map each CPU to a queue whose managed vector is affine to it, as blk-mq
- * maps CPUs to NVMe queues; without managed vectors (MSI, INTx,
- * managed_irqs=N) CPUs take the queues round-robin.
+ * The queue whose interrupt is on the calling CPU, for SUBMIT_LOCAL_QUEUE:
+ * the lowest such queue by its vector's effective affinity as it is now
+ * (after any change through /proc/irq, irqbalance, or a CPU going offline);
+ * when none is, CPUs take the queues round-robin.
  */
-static int frac_map_cpus(struct frac_device *fdev, u32 nmanaged)
+u32 frac_local_queue(struct frac_device *fdev)
 {
-	struct device *dev = &fdev->pdev->dev;
-	unsigned int cpu;
+	unsigned int cpu = raw_smp_processor_id();
 	u32 i;
 
-	fdev->cpu_queue = devm_kcalloc(dev, nr_cpu_ids, sizeof(*fdev->cpu_queue), GFP_KERNEL);
-	if (!fdev->cpu_queue)
-		return -ENOMEM;
-	for_each_possible_cpu(cpu)
-		fdev->cpu_queue[cpu] = cpu % fdev->num_queues;
-	for (i = nmanaged; i-- > 0;) {
-		const struct cpumask *mask = pci_irq_get_affinity(fdev->pdev, i);
+	for (i = 0; i < fdev->num_queues; i++) {
+		struct irq_data *d = fdev->queues[i].irqd;
 
-		if (!mask)
-			continue;
-		/* Downwards: a CPU with several queues gets its lowest. */
-		for_each_cpu(cpu, mask)
-			fdev->cpu_queue[cpu] = i;
+		if (d && cpumask_test_cpu(cpu, irq_data_get_effective_affinity_mask(d)))
+			return i;
 	}
-	return 0;
+	return cpu % fdev->num_queues;
+}
+
+/*
+ * Spread the queues' vectors over the online CPUs, queue i on the
+ * (i mod n)-th, as blk-mq spreads NVMe queues. Not managed: the kernel moves
+ * them off a CPU that goes offline, and they can be steered through
+ * /proc/irq; frac_local_queue() follows wherever they are.
+ */
+static void frac_spread_irqs(struct frac_device *fdev)
+{
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++) {
+		struct frac_queue *q = &fdev->queues[i];
+		int ret = irq_set_affinity(q->irq, cpumask_of(cpu));
+
+		if (ret)
+			frac_dbg(fdev, IRQ, "q%u: irq %d stays on its CPUs: %d\n", i, q->irq, ret);
+		q->irqd = irq_get_irq_data(q->irq);
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+	}
 }
 
 int frac_irq_init(struct frac_device *fdev)
 {
-	/*
-	 * The first queues' vectors, one per CPU at most, are spread over
-	 * the CPUs and managed by the kernel (the core cannot spread more
-	 * vectors than CPUs); the other queues' and the error vector are not.
-	 */
-	u32 nmanaged = frac_managed_irqs ? min_t(u32, fdev->num_queues, num_possible_cpus()) : 0;
-	struct irq_affinity affd = { .post_vectors = fdev->num_queues + 1 - nmanaged };
-	unsigned int flags = PCI_IRQ_MSIX | (nmanaged ? PCI_IRQ_AFFINITY : 0);
 	struct pci_dev *pdev = fdev->pdev;
 	struct device *dev = &pdev->dev;
 	u32 nvec = fdev->num_queues + 1, i;
 	int ret;
 
-	ret = pci_alloc_irq_vectors_affinity(pdev, nvec, nvec, flags, nmanaged ? &affd : NULL);
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
 	if (ret < 0) {
 		int msix_err = ret;
 
@@ -134,16 +138,10 @@ int frac_irq_init(struct frac_device *fdev)
 		fdev->err_irq = pci_irq_vector(pdev, 0);
 		frac_info(fdev, "MSI-X unavailable (%d), using %s\n", msix_err,
 			  pdev->msi_enabled ? "MSI" : "INTx");
-		ret = frac_map_cpus(fdev, 0);
-		if (ret)
-			return ret;
 		return devm_request_irq(dev, fdev->err_irq, frac_legacy_irq, IRQF_SHARED,
 					DRIVER_NAME, fdev);
 	}
 
-	ret = frac_map_cpus(fdev, nmanaged);
-	if (ret)
-		return ret;
 	for (i = 0; i < fdev->num_queues; i++) {
 		struct frac_queue *q = &fdev->queues[i];
 		char *name = devm_kasprintf(dev, GFP_KERNEL, "frac-q%u", i);
@@ -157,6 +155,7 @@ int frac_irq_init(struct frac_device *fdev)
 			return ret;
 		}
 	}
+	frac_spread_irqs(fdev);
 	fdev->err_irq = pci_irq_vector(pdev, fdev->num_queues);
 	ret = devm_request_irq(dev, fdev->err_irq, frac_error_irq, 0, "frac-err", fdev);
 	if (ret)

@@ -583,7 +583,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		if (args->queue)
 			return -EINVAL;
 		/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
-		args->queue = fdev->cpu_queue[raw_smp_processor_id()];
+		args->queue = frac_local_queue(fdev);
 	}
 
 	if (!drm_dev_enter(dev, &idx))

@@ -5,9 +5,33 @@
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 guest_begin
-guest_ok "load frac.ko managed_irqs=Y" guest_load_frac managed_irqs=Y
+guest_ok "load frac.ko" guest_load_frac
 for t in uapi cmd neg stress; do
 	guest_run "frac_${t}_test" "$GUEST_TESTS/frac_${t}_test"
 done
+# The last CPU offline, then back: every queue's jobs still end by their interrupt (its
+# vector moves to an online CPU), none through the timeout's completion check.
+cpu_offline_jobs() {
+	local cpu=$(($(nproc) - 1)) sys lost0 to0 rc=0
+	sys=$(echo /sys/class/accel/accel*/device/frac | cut -d' ' -f1)
+	[ -w "/sys/devices/system/cpu/cpu$cpu/online" ] ||
+		{ guest_diag "cpu$cpu cannot go offline"; return 1; }
+	lost0=$(cat "$sys/lost_interrupts") to0=$(cat "$sys/job_timeouts")
+	echo 0 > "/sys/devices/system/cpu/cpu$cpu/online" || return 1
+	"$GUEST_REPO/tools/fracbench/fracbench" -n 40 -W 0 -d 4 -m throughput > /dev/null || rc=1
+	"$GUEST_REPO/tools/fracbench/fracbench" -n 40 -W 0 -L > /dev/null || rc=1
+	echo 1 > "/sys/devices/system/cpu/cpu$cpu/online" || rc=1
+	[ "$(cat "$sys/lost_interrupts")" = "$lost0" ] ||
+		{ guest_diag "lost interrupts: $lost0 -> $(cat "$sys/lost_interrupts")"; rc=1; }
+	[ "$(cat "$sys/job_timeouts")" = "$to0" ] ||
+		{ guest_diag "timeouts: $to0 -> $(cat "$sys/job_timeouts")"; rc=1; }
+	return $rc
+}
+if [ "$(nproc)" -gt 1 ]; then
+	guest_ok "last CPU offline: jobs on every queue end by their interrupt" cpu_offline_jobs
+else
+	guest_result SKIP "last CPU offline: jobs on every queue end by their interrupt" "one CPU"
+fi
+
 guest_dmesg_check
 guest_end

@@ -416,8 +416,8 @@ static int queue_irq_cpus(const char *bdf, uint32_t q, cpu_set_t *set)
 
 /*
  * SUBMIT_LOCAL_QUEUE, pinned to each CPU in turn: the queue chosen has its
- * interrupt on that CPU (with managed_irqs=Y, a vector spread over some CPUs,
- * not all), is returned in @queue, and the job completes.
+ * interrupt on that CPU (the driver spreads the vectors, one CPU each), is
+ * returned in @queue, and the job completes.
  */
 TEST_F(uapi, submit_local_queue)
 {
@@ -427,19 +427,13 @@ TEST_F(uapi, submit_local_queue)
 	struct drm_frac_wait w;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ssize_t len;
-	bool managed;
 	int cpu;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device", self->dev.index);
 	len = readlink(path, link, sizeof(link) - 1);
 	ASSERT_LT(0, len);
 	link[len] = 0;
 	bdf = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-	f = fopen("/sys/module/frac/parameters/managed_irqs", "r");
-	ASSERT_NE(NULL, f);
-	managed = fgetc(f) == 'Y';
-	fclose(f);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(orig), &orig));
 	for (cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
 		struct drm_frac_submit s = {
@@ -464,8 +458,8 @@ TEST_F(uapi, submit_local_queue)
 		EXPECT_TRUE(CPU_ISSET(cpu, &irq_cpus)) {
 			TH_LOG("CPU %d got queue %u, whose interrupt is elsewhere", cpu, s.queue);
 		}
-		/* Managed vectors are spread: each covers some CPUs, not all. */
-		if (managed && ncpu > 1)
+		/* The vectors are spread: each is on one CPU, not on all. */
+		if (ncpu > 1)
 			EXPECT_LT(CPU_COUNT(&irq_cpus), ncpu);
 		ASSERT_EQ(0, frac_t_wait(self->dev.fd, s.job_id, FRAC_NSEC * 10, &w));
 		EXPECT_EQ(0, w.status);
