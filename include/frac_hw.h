@@ -127,11 +127,20 @@ typedef uint64_t frac_le64;
 #define FRAC_FEAT_TIMESTAMP		(1u << 6)
 
 #define FRAC_CTRL_ENABLE		(1u << 0)
-#define FRAC_CTRL_RESET			(1u << 1)	/* self-clearing */
+/* Reads 1 until the reset is complete: every queue quiesced (docs/hw-spec.md 8) */
+#define FRAC_CTRL_RESET			(1u << 1)
 
-#define FRAC_STS_READY			(1u << 0)
+#define FRAC_STS_READY			(1u << 0)	/* clear while a global reset runs */
 #define FRAC_STS_FATAL			(1u << 1)
 #define FRAC_STS_ENABLED		(1u << 2)
+/* Clear while any DMA of any queue may be in progress or pending */
+#define FRAC_STS_QUIESCED		(1u << 3)
+
+/*
+ * The longest a queue or global reset may take to quiesce; a driver that
+ * sees a reset take longer treats the device as broken (docs/hw-spec.md 8).
+ */
+#define FRAC_RESET_TIMEOUT_MS		1000
 
 #define FRAC_ERR_FATAL			(1u << 0)
 #define FRAC_ERR_DMA_FAULT		(1u << 1)
@@ -169,12 +178,15 @@ enum frac_engine {
 #define FRAC_Q_JOBS			0x34	/* RO: jobs completed, wraps */
 
 #define FRAC_QCTRL_ENABLE		(1u << 0)
-#define FRAC_QCTRL_RESET		(1u << 1)	/* self-clearing */
+/* Reads 1 while STATUS.RESETTING: until the queue has quiesced */
+#define FRAC_QCTRL_RESET		(1u << 1)
 
 #define FRAC_QSTS_ENABLED		(1u << 0)
 #define FRAC_QSTS_HUNG			(1u << 1)	/* injected hang */
 #define FRAC_QSTS_ERROR			(1u << 2)	/* ring programming error */
 #define FRAC_QSTS_BUSY			(1u << 3)	/* jobs fetched, not completed */
+/* A reset was asked for and the queue may still be doing DMA of dropped jobs */
+#define FRAC_QSTS_RESETTING		(1u << 4)
 
 /* Interrupt moderation: raise after @count completions or @usecs after the first */
 #define FRAC_COAL(count, usecs)		(((count) & 0xff) | (((usecs) & 0xffff) << 16))
