@@ -118,7 +118,7 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 
 static void frac_file_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct frac_file, ref));
+	kfree_rcu(container_of(ref, struct frac_file, ref), rcu);
 }
 
 void frac_file_put(struct frac_file *ff)

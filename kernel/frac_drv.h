@@ -64,6 +64,9 @@ struct frac_queue {
 	struct frac_sge *sgl;		/* FRAC_SLOT_SGES per slot */
 	dma_addr_t sgl_dma;
 
+	/* Protected by fdev->reset_lock: a timeout during removal stopped sched */
+	bool sched_stopped;
+
 	/* Submission side: run_job is serialised by the scheduler's workqueue */
 	u32 sq_tail;
 	u64 seqno;			/* hardware job sequence number */
@@ -102,6 +105,7 @@ struct frac_device {
 	struct pci_dev *pdev;
 	void __iomem *regs;		/* BAR0 registers and doorbells */
 	resource_size_t devmem_base;	/* BAR2 bus address */
+	void __iomem *devmem_va;	/* BAR2, write-combined: clearing new BOs */
 	u64 devmem_size;
 
 	u32 minor;			/* accel minor, the "dev" of trace events */
@@ -116,9 +120,17 @@ struct frac_device {
 	struct mutex devmem_lock;
 	struct drm_mm devmem_mm;
 
-	/* Serialises queue and device resets; protects in_pci_reset */
+	/*
+	 * Serialises queue and device resets and removal; protects
+	 * in_pci_reset, wedged (written under it, read anywhere with
+	 * READ_ONCE) and each queue's sched_stopped. Lock order: reset_lock,
+	 * then a queue's cq_lock, then its fence_lock.
+	 */
 	struct mutex reset_lock;
 	bool in_pci_reset;		/* between reset_prepare and reset_done */
+	bool wedged;			/* a reset never quiesced: keep job BOs */
+	atomic64_t bos_kept;		/* BO references kept because wedged */
+	u32 dma_bits;			/* DMA mask width, for DMA_BITS */
 	struct work_struct reset_work;	/* device reset after a fatal error */
 	atomic64_t device_resets;
 	atomic64_t errors;
@@ -147,6 +159,7 @@ struct frac_device {
  */
 struct frac_file {
 	struct kref ref;		/* held by the open file and by its jobs */
+	struct rcu_head rcu;		/* freed after a grace period: frac_job_complete() */
 	struct frac_device *fdev;
 	u32 id;
 	struct drm_sched_entity entity[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
@@ -212,20 +225,16 @@ static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
 	return dev_ns ? dev_ns + READ_ONCE(fdev->clock_offset) : 0;
 }
 
-/* frac_pci.c */
-int frac_hw_init(struct frac_device *fdev);
-void frac_hw_fini(struct frac_device *fdev);
-
 /* frac_queue.c */
 int frac_queues_init(struct frac_device *fdev);
-void frac_queues_fini(struct frac_device *fdev);
 void frac_queue_hw_start(struct frac_queue *q);
 void frac_queue_process_cq(struct frac_queue *q);
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 			      int guilty_err, int err);
-int frac_queue_reset(struct frac_queue *q, struct frac_job *guilty);
+void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty);
+int frac_device_hw_reset(struct frac_device *fdev);
 void frac_device_reset(struct frac_device *fdev, int err);
-void frac_device_reset_prepare(struct frac_device *fdev);
+void frac_device_reset_prepare(struct frac_device *fdev, int err);
 void frac_device_reset_done(struct frac_device *fdev);
 void frac_device_stop(struct frac_device *fdev);
 void frac_reset_work(struct work_struct *work);

@@ -131,11 +131,27 @@ struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 	struct drm_gem_object *obj;
 	int ret;
 
+	struct scatterlist *sg;
+	u64 mapped = 0;
+	u32 i;
+
+	/* Jobs may reach every byte of the BO: the table must cover it. */
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		mapped += sg_dma_len(sg);
+	if (mapped < PAGE_ALIGN(attach->dmabuf->size))
+		return ERR_PTR(-EINVAL);
+
 	obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
 	if (IS_ERR(obj))
 		return obj;
 	ret = frac_bo_build_sgl(to_frac_device(dev), to_frac_bo(obj), sgt);
 	if (ret) {
+		/*
+		 * The PRIME core sets import_attach only when we return, so the
+		 * object would free @sgt as its own, and then the core unmaps
+		 * it again: the table is the exporter's, not ours to free.
+		 */
+		to_frac_bo(obj)->base.sgt = NULL;
 		drm_gem_object_put(obj);
 		return ERR_PTR(ret);
 	}
@@ -181,16 +197,22 @@ static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *v
 	struct frac_device *fdev = to_frac_device(obj->dev);
 	struct frac_bo *bo = to_frac_bo(obj);
 	unsigned long pfn;
+	int idx, ret;
 
 	if (vma->vm_end - vma->vm_start > obj->size)
 		return -EINVAL;
+	/* The BAR is the device's: once it is unplugged, nothing maps it. */
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
 	/* drm_gem_mmap() left the fake offset in vm_pgoff: map from the BO start. */
 	vma->vm_pgoff = 0;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
 	pfn = (fdev->devmem_base + bo->node.start) >> PAGE_SHIFT;
-	return io_remap_pfn_range(vma, vma->vm_start, pfn, vma->vm_end - vma->vm_start,
-				  vma->vm_page_prot);
+	ret = io_remap_pfn_range(vma, vma->vm_start, pfn, vma->vm_end - vma->vm_start,
+				 vma->vm_page_prot);
+	drm_dev_exit(idx);
+	return ret;
 }
 
 static enum drm_gem_object_status frac_devmem_status(struct drm_gem_object *obj)
@@ -242,6 +264,12 @@ static struct drm_gem_object *frac_devmem_bo_create(struct frac_device *fdev, u6
 	ret = drm_gem_create_mmap_offset(obj);
 	if (ret)
 		goto err_put;
+	/*
+	 * Device memory keeps what its last owner left: clear it before it is
+	 * handed out. Through the CPU's write-combined mapping of BAR2, so no
+	 * job of the submission path waits behind it.
+	 */
+	memset_io(fdev->devmem_va + bo->node.start, 0, size);
 	return obj;
 
 err_put:

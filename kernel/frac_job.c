@@ -114,9 +114,16 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	 * afterwards.
 	 */
 	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
+	/*
+	 * Once signalled, the job may be freed, and with its reference the
+	 * file: frac_file_release() frees it after an RCU grace period, so
+	 * the wait queue stays valid until rcu_read_unlock().
+	 */
+	rcu_read_lock();
 	dma_fence_signal(job->hw_fence);
 	/* The job may be gone now. */
 	wake_up_all(&ff->wq);
+	rcu_read_unlock();
 }
 
 /* ---- Descriptors -------------------------------------------------------- */
@@ -213,6 +220,10 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
+	if (unlikely(READ_ONCE(fdev->wedged))) {
+		drm_dev_exit(idx);
+		return ERR_PTR(-EIO);
+	}
 	if (unlikely(sched_job->s_fence->finished.error)) {
 		drm_dev_exit(idx);
 		return ERR_PTR(sched_job->s_fence->finished.error);
@@ -248,58 +259,17 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	return dma_fence_get(job->hw_fence);
 }
 
-/* Put a job the timeout handler took off the pending list back on it. */
-static void frac_job_requeue(struct drm_sched_job *sched_job)
+/*
+ * A wedged device may still write what the job named: keep the job's BO
+ * references for good (they are never put, so the memory is never reused),
+ * and count them in debugfs. Leaking is the only safe choice left.
+ */
+static void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job)
 {
-	struct drm_gpu_scheduler *sched = sched_job->sched;
-
-	spin_lock(&sched->job_list_lock);
-	list_add(&sched_job->list, &sched->pending_list);
-	spin_unlock(&sched->job_list_lock);
-}
-
-static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job)
-{
-	struct frac_job *job = to_frac_job(sched_job);
-	struct frac_queue *q = job->q;
-	struct frac_device *fdev = q->fdev;
-	int idx;
-
-	if (!drm_dev_enter(&fdev->drm, &idx))
-		return DRM_GPU_SCHED_STAT_ENODEV;
-
-	/*
-	 * Back on the pending list before anything can signal it, so the
-	 * scheduler frees it; our reference keeps it until we are done.
-	 */
-	kref_get(&job->ref);
-	frac_job_requeue(sched_job);
-
-	/*
-	 * Already ended by a reset, its scheduler stopped (a PCI reset in
-	 * progress or one whose recovery failed): nothing was lost, nothing to do.
-	 */
-	if (dma_fence_is_signaled(job->hw_fence))
-		goto out;
-
-	/* The job may have completed with its interrupt lost: look first. */
-	frac_queue_process_cq(q);
-	trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
-			       dma_fence_is_signaled(job->hw_fence));
-	if (dma_fence_is_signaled(job->hw_fence)) {
-		atomic64_inc(&q->lost_irqs);
-		frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
-			  q->id, job->seqno);
-	} else {
-		atomic64_inc(&q->timeouts);
-		frac_warn(fdev, "q%u seqno %llu (context %u job %u) timed out, resetting queue\n",
-			  q->id, job->seqno, job->ff->id, job->id);
-		frac_queue_reset(q, job);
-	}
-out:
-	frac_job_put(job);
-	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+	atomic64_add(job->nbos, &fdev->bos_kept);
+	kfree(job->bos);
+	job->bos = NULL;
+	job->nbos = 0;
 }
 
 static void frac_job_free(struct drm_sched_job *sched_job)
@@ -308,10 +278,103 @@ static void frac_job_free(struct drm_sched_job *sched_job)
 	struct frac_device *fdev = job->fdev;
 
 	drm_sched_job_cleanup(sched_job);
-	frac_job_put_bos(job);
+	if (unlikely(READ_ONCE(fdev->wedged))) {
+		/*
+		 * The device never confirmed it stopped: it may still write
+		 * what the job named. Keep the BOs until the device is gone.
+		 */
+		frac_job_quarantine(fdev, job);
+	} else {
+		frac_job_put_bos(job);
+	}
 	frac_job_put(job);
 	if (atomic_dec_and_test(&fdev->sched_jobs))
 		wake_up_all(&fdev->sched_jobs_wq);
+}
+
+/*
+ * Has the job's hardware fence signalled, with its callbacks done? Under the
+ * fence's lock: dma_fence_signal() sets the flag before it runs the
+ * callbacks, and holds the lock until they are done.
+ */
+static bool frac_job_hw_ended(struct frac_job *job)
+{
+	unsigned long flags;
+	bool ended;
+
+	spin_lock_irqsave(job->hw_fence->lock, flags);
+	ended = test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->hw_fence->flags);
+	spin_unlock_irqrestore(job->hw_fence->lock, flags);
+	return ended;
+}
+
+/*
+ * A job outlived the job timeout; drm_sched took it off the pending list
+ * before calling us. A job ends only through its hardware fence, and only
+ * once the ring no longer holds it (frac_queue_process_cq(),
+ * frac_queue_fail_inflight()): drm_sched must never free a job the device
+ * may still run. The cases:
+ *  - it already ended (a reset, or a completion whose interrupt was lost,
+ *    which the ring shows): free it ourselves, as drm_sched_job_timedout()
+ *    frees a guilty job that completed. drm_sched_stop()/start() would
+ *    cancel the innocent jobs still running behind it, and 6.12 has no
+ *    status to hand a falsely timed-out job back (DRM_GPU_SCHED_STAT_NO_HANG
+ *    came in 6.17);
+ *  - it hung: frac_queue_recover() resets the queue, waits until the device
+ *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
+ *    around that;
+ *  - the device is being removed: frac_device_stop() ends the ring's jobs;
+ *    until then the job waits on the stopped scheduler's pending list.
+ */
+static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct frac_job *job = to_frac_job(sched_job);
+	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	bool ended;
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx)) {
+		mutex_lock(&fdev->reset_lock);
+		if (frac_job_hw_ended(job)) {
+			frac_job_free(sched_job);
+		} else {
+			drm_sched_stop(&q->sched, sched_job);
+			q->sched_stopped = true;
+		}
+		mutex_unlock(&fdev->reset_lock);
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
+
+	/* No run_job while we look at, or reset, the ring. */
+	drm_sched_wqueue_stop(&q->sched);
+	mutex_lock(&fdev->reset_lock);
+	ended = frac_job_hw_ended(job);
+	if (!ended) {
+		frac_queue_process_cq(q);
+		ended = frac_job_hw_ended(job);
+		trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+				       ended);
+		if (ended) {
+			atomic64_inc(&q->lost_irqs);
+			frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
+				  q->id, job->seqno);
+		}
+	}
+	if (ended) {
+		frac_job_free(sched_job);
+		/* A PCI reset in progress restarts the scheduler when done. */
+		if (!fdev->in_pci_reset)
+			drm_sched_wqueue_start(&q->sched);
+	} else {
+		atomic64_inc(&q->timeouts);
+		frac_warn(fdev, "q%u seqno %llu (context %u job %u) timed out, resetting queue\n",
+			  q->id, job->seqno, job->ff->id, job->id);
+		frac_queue_recover_locked(q, job);
+	}
+	mutex_unlock(&fdev->reset_lock);
+	drm_dev_exit(idx);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
 static const struct drm_sched_backend_ops frac_sched_ops = {
@@ -521,10 +584,22 @@ static int frac_job_parse(struct drm_file *file, struct frac_job *job,
 	return 0;
 }
 
-/* Order the job after users of its BOs, and publish its fence on them. */
+/* Does any command of @job write @obj? Writers take the BO's write slot. */
+static bool frac_job_writes_bo(const struct frac_job *job,
+			       const struct drm_gem_object *obj)
+{
+	u32 c;
+
+	for (c = 0; c < job->ncmds; c++)
+		if (job->cmds[c].dst.bo == obj)
+			return true;
+	return false;
+}
+
+/* Order the job after users of its BOs; returns with the BOs locked. */
 static int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 {
-	u32 i, c;
+	u32 i;
 	int ret;
 
 	ret = drm_gem_lock_reservations(job->bos, job->nbos, ctx);
@@ -532,13 +607,11 @@ static int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 		return ret;
 	for (i = 0; i < job->nbos; i++) {
 		struct drm_gem_object *obj = job->bos[i];
-		bool write = false;
 
-		for (c = 0; c < job->ncmds; c++)
-			write |= job->cmds[c].dst.bo == obj;
 		ret = dma_resv_reserve_fences(obj->resv, 1);
 		if (!ret)
-			ret = drm_sched_job_add_implicit_dependencies(&job->base, obj, write);
+			ret = drm_sched_job_add_implicit_dependencies(&job->base, obj,
+								      frac_job_writes_bo(job, obj));
 		if (ret) {
 			drm_gem_unlock_reservations(job->bos, job->nbos, ctx);
 			return ret;
@@ -547,20 +620,138 @@ static int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 	return 0;
 }
 
+/* Publish the armed job's fence on its BOs and unlock them. */
 static void frac_job_publish(struct frac_job *job, struct ww_acquire_ctx *ctx)
 {
-	u32 i, c;
+	u32 i;
 
 	for (i = 0; i < job->nbos; i++) {
 		struct drm_gem_object *obj = job->bos[i];
-		bool write = false;
 
-		for (c = 0; c < job->ncmds; c++)
-			write |= job->cmds[c].dst.bo == obj;
 		dma_resv_add_fence(obj->resv, job->finished,
-				   write ? DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_READ);
+				   frac_job_writes_bo(job, obj) ? DMA_RESV_USAGE_WRITE :
+								  DMA_RESV_USAGE_READ);
 	}
 	drm_gem_unlock_reservations(job->bos, job->nbos, ctx);
+}
+
+/* Allocate a job for @ncmds commands on @q, with its hardware fence. */
+static struct frac_job *frac_job_create(struct frac_file *ff, struct frac_queue *q,
+					u32 ncmds, u32 prio)
+{
+	struct frac_fence *hw_fence;
+	struct frac_job *job;
+
+	job = kzalloc(struct_size(job, cmds, ncmds), GFP_KERNEL);
+	if (!job)
+		return NULL;
+	kref_init(&job->ref);
+	job->ncmds = ncmds;
+	job->fdev = q->fdev;
+	job->ff = ff;
+	kref_get(&ff->ref);
+	job->q = q;
+	job->prio = prio;
+	job->bos = kcalloc(ncmds * 3, sizeof(*job->bos), GFP_KERNEL);
+	hw_fence = kzalloc(sizeof(*hw_fence), GFP_KERNEL);
+	job->hw_fence = hw_fence ? &hw_fence->base : NULL;
+	if (!job->bos || !job->hw_fence) {
+		kfree(job->bos);
+		job->bos = NULL;
+		frac_job_put(job);
+		return NULL;
+	}
+	return job;
+}
+
+/*
+ * Reserve the job's id in the file's table. The id is reserved, not yet
+ * published: WAIT sees no job there (-EINVAL) until frac_job_publish_id()
+ * stores the job, once it is armed and its fence exists.
+ */
+static int frac_job_reserve_id(struct frac_file *ff, struct frac_job *job)
+{
+	int ret;
+
+	xa_lock(&ff->jobs);
+	if (ff->jobs_unwaited >= DRM_FRAC_MAX_UNWAITED) {
+		ret = -EBUSY;
+	} else {
+		ret = __xa_alloc_cyclic(&ff->jobs, &job->id, NULL, xa_limit_32b,
+					&ff->job_next, GFP_KERNEL);
+		if (ret >= 0) {
+			ff->jobs_unwaited++;
+			ret = 0;
+		}
+	}
+	xa_unlock(&ff->jobs);
+	return ret;
+}
+
+static void frac_job_unreserve_id(struct frac_file *ff, struct frac_job *job)
+{
+	xa_lock(&ff->jobs);
+	__xa_erase(&ff->jobs, job->id);
+	ff->jobs_unwaited--;
+	xa_unlock(&ff->jobs);
+}
+
+/* The table's reference: the job becomes visible to WAIT and poll. */
+static void frac_job_publish_id(struct frac_file *ff, struct frac_job *job)
+{
+	void *old;
+
+	kref_get(&job->ref);
+	xa_lock(&ff->jobs);
+	/* Overwrites the reserved entry: no allocation, cannot fail. */
+	old = __xa_store(&ff->jobs, job->id, job, GFP_NOWAIT);
+	xa_unlock(&ff->jobs);
+	WARN_ON_ONCE(old);
+}
+
+/*
+ * Look up every BO the commands name and every syncobj the job waits for
+ * or signals. On failure the job holds what it looked up; the caller puts it.
+ */
+static int frac_job_prepare(struct drm_file *file, struct frac_job *job,
+			    struct drm_frac_submit *args, struct drm_syncobj **out_syncobj)
+{
+	int ret;
+
+	ret = frac_job_parse(file, job, args);
+	if (ret)
+		return ret;
+	if (args->out_syncobj) {
+		*out_syncobj = drm_syncobj_find(file, args->out_syncobj);
+		if (!*out_syncobj)
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * Arm the job and hand it to its entity. From here on the job cannot fail:
+ * it runs, or ends with an errno through its fence.
+ */
+static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
+			  struct drm_syncobj *out_syncobj)
+{
+	struct frac_device *fdev = job->fdev;
+	struct frac_file *ff = job->ff;
+
+	drm_sched_job_arm(&job->base);
+	job->finished = dma_fence_get(&job->base.s_fence->finished);
+	frac_job_publish(job, ctx);
+	if (out_syncobj)
+		drm_syncobj_replace_fence(out_syncobj, job->finished);
+	/* Only now, with job->finished set, may WAIT find the job. */
+	frac_job_publish_id(ff, job);
+
+	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
+			      job->cmds[0].args.op, job->prio, job->bytes);
+	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
+	/* The scheduler takes over the creation reference. */
+	drm_sched_entity_push_job(&job->base);
 }
 
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -569,114 +760,74 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct frac_file *ff = file->driver_priv;
 	struct drm_frac_submit *args = data;
 	struct drm_syncobj *out_syncobj = NULL;
-	struct frac_fence *hw_fence;
 	struct ww_acquire_ctx ctx;
 	struct frac_job *job;
+	u32 queue = args->queue;
 	int idx, ret;
 
 	if ((args->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
 	    args->cmd_size != sizeof(struct drm_frac_cmd) ||
 	    !args->cmd_count || args->cmd_count > DRM_FRAC_MAX_CMDS ||
-	    args->queue >= fdev->num_queues || args->priority >= FRAC_NUM_PRIO)
+	    args->queue >= fdev->num_queues || args->priority >= FRAC_NUM_PRIO ||
+	    ((args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) && args->queue))
 		return -EINVAL;
-	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) {
-		if (args->queue)
-			return -EINVAL;
-		/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
-		args->queue = frac_local_queue(fdev);
-	}
+	/* As amdgpu and xe: the high priority is not for everyone. */
+	if (args->priority == DRM_FRAC_PRIO_HIGH && !capable(CAP_SYS_NICE))
+		return -EACCES;
 
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
+	if (READ_ONCE(fdev->wedged)) {
+		ret = -EIO;
+		goto err_dev_exit;
+	}
+	/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
+	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE)
+		queue = frac_local_queue(fdev);
 
-	job = kzalloc(struct_size(job, cmds, args->cmd_count), GFP_KERNEL);
+	job = frac_job_create(ff, &fdev->queues[queue], args->cmd_count, args->priority);
 	if (!job) {
 		ret = -ENOMEM;
 		goto err_dev_exit;
 	}
-	kref_init(&job->ref);
-	job->ncmds = args->cmd_count;
-	job->fdev = fdev;
-	job->ff = ff;
-	kref_get(&ff->ref);
-	job->q = &fdev->queues[args->queue];
-	job->prio = args->priority;
-	job->bos = kcalloc(args->cmd_count * 3, sizeof(*job->bos), GFP_KERNEL);
-	hw_fence = kzalloc(sizeof(*hw_fence), GFP_KERNEL);
-	job->hw_fence = hw_fence ? &hw_fence->base : NULL;
-	if (!job->bos || !job->hw_fence) {
-		ret = -ENOMEM;
-		goto err_put_job;
-	}
-
-	ret = frac_job_parse(file, job, args);
+	ret = frac_job_prepare(file, job, args, &out_syncobj);
 	if (ret)
-		goto err_put_bos;
+		goto err_put_job;
 
-	if (args->out_syncobj) {
-		out_syncobj = drm_syncobj_find(file, args->out_syncobj);
-		if (!out_syncobj) {
-			ret = -ENOENT;
-			goto err_put_bos;
-		}
-	}
-
-	ret = drm_sched_job_init(&job->base, &ff->entity[args->queue][args->priority],
+	ret = drm_sched_job_init(&job->base, &ff->entity[queue][args->priority],
 				 job->ncmds, ff);
 	if (ret)
-		goto err_put_syncobj;
-
+		goto err_put_job;
 	if (args->in_syncobj) {
 		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
 							   args->in_syncobj, 0);
 		if (ret)
 			goto err_cleanup;
 	}
-
-	xa_lock(&ff->jobs);
-	ret = __xa_alloc_cyclic(&ff->jobs, &job->id, job, xa_limit_32b, &ff->job_next,
-				GFP_KERNEL);
-	if (ret >= 0)
-		ff->jobs_unwaited++;
-	xa_unlock(&ff->jobs);
-	if (ret < 0)
+	ret = frac_job_reserve_id(ff, job);
+	if (ret)
 		goto err_cleanup;
-
 	ret = frac_job_add_deps(job, &ctx);
 	if (ret)
-		goto err_xa_erase;
+		goto err_unreserve;
 
-	drm_sched_job_arm(&job->base);
-	job->finished = dma_fence_get(&job->base.s_fence->finished);
-	frac_job_publish(job, &ctx);
-	if (out_syncobj) {
-		drm_syncobj_replace_fence(out_syncobj, job->finished);
+	frac_job_push(job, &ctx, out_syncobj);
+	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
-	}
-
-	/* One reference for the scheduler, one for the job table. */
-	kref_get(&job->ref);
+	/* Written back only on success: a failed SUBMIT changes nothing. */
+	args->queue = queue;
 	args->job_id = job->id;
-	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
-			      job->cmds[0].args.op, job->prio, job->bytes);
-	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
-	drm_sched_entity_push_job(&job->base);
 	drm_dev_exit(idx);
 	return 0;
 
-err_xa_erase:
-	xa_lock(&ff->jobs);
-	__xa_erase(&ff->jobs, job->id);
-	ff->jobs_unwaited--;
-	xa_unlock(&ff->jobs);
+err_unreserve:
+	frac_job_unreserve_id(ff, job);
 err_cleanup:
 	drm_sched_job_cleanup(&job->base);
-err_put_syncobj:
+err_put_job:
 	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
-err_put_bos:
 	frac_job_put_bos(job);
-err_put_job:
 	frac_job_put(job);
 err_dev_exit:
 	drm_dev_exit(idx);
@@ -689,6 +840,7 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct frac_file *ff = file->driver_priv;
 	struct drm_frac_wait *args = data;
+	ktime_t start = ktime_get();
 	struct frac_job *job;
 	long timeout, remain;
 	bool released, keep;
@@ -716,6 +868,14 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		remain = dma_fence_wait_timeout(job->finished, true, timeout);
 	if (remain <= 0) {
 		ret = remain ? remain : -ETIME;
+		/*
+		 * Interrupted: leave the time still to wait in @timeout_ns (as
+		 * i915's GEM_WAIT does), so that the restarted call does not
+		 * begin the whole timeout again on every signal.
+		 */
+		if (ret == -ERESTARTSYS && args->timeout_ns > 0)
+			args->timeout_ns = max_t(s64, args->timeout_ns -
+						 ktime_to_ns(ktime_sub(ktime_get(), start)), 1);
 		goto out;
 	}
 

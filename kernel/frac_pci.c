@@ -17,15 +17,6 @@
 
 #include "frac_drv.h"
 
-static int frac_hw_reset_wait(struct frac_device *fdev)
-{
-	u32 status;
-
-	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
-	return readl_poll_timeout(fdev->regs + FRAC_REG_STATUS, status,
-				  status & FRAC_STS_READY, 10, 100000);
-}
-
 /* Learn what the device is from its registers; assume nothing. */
 static int frac_hw_discover(struct frac_device *fdev)
 {
@@ -45,7 +36,7 @@ static int frac_hw_discover(struct frac_device *fdev)
 			 fdev->hw_version >> 16, fdev->hw_version & 0xffff);
 		return -ENODEV;
 	}
-	ret = frac_hw_reset_wait(fdev);
+	ret = frac_device_hw_reset(fdev);
 	if (ret) {
 		frac_err(fdev, "device not ready after reset\n");
 		return ret;
@@ -121,10 +112,21 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	}
 	dma_set_max_seg_size(&pdev->dev, SZ_2G);
+	/* Every reset writes it to DMA_BITS again (frac_device_init_regs()). */
+	fdev->dma_bits = fls64(dma_get_mask(&pdev->dev));
 
 	ret = frac_hw_discover(fdev);
 	if (ret)
 		return ret;
+
+	if (fdev->devmem_size) {
+		fdev->devmem_va = devm_ioremap_wc(&pdev->dev, fdev->devmem_base,
+						  fdev->devmem_size);
+		if (!fdev->devmem_va) {
+			frac_err(fdev, "cannot map BAR%d\n", FRAC_BAR_MEM);
+			return -ENOMEM;
+		}
+	}
 
 	ret = drmm_mutex_init(&fdev->drm, &fdev->reset_lock);
 	if (!ret)
@@ -143,9 +145,6 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = frac_queues_init(fdev);
 	if (ret)
 		return ret;
-	/* Tell the device the address width we set our mask to. */
-	frac_wr(fdev, FRAC_REG_DMA_BITS, fls64(dma_get_mask(&pdev->dev)));
-
 	ret = frac_irq_init(fdev);
 	if (ret)
 		goto err_stop;
@@ -171,7 +170,8 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_stop:
-	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	/* Nothing was submitted yet; the rings are freed after this returns. */
+	frac_device_hw_reset(fdev);
 	return ret;
 }
 
@@ -207,7 +207,7 @@ static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,
 	case pci_channel_io_normal:
 		return PCI_ERS_RESULT_CAN_RECOVER;
 	case pci_channel_io_frozen:
-		frac_device_reset_prepare(fdev);
+		frac_device_reset_prepare(fdev, -EIO);
 		return PCI_ERS_RESULT_NEED_RESET;
 	case pci_channel_io_perm_failure:
 		return PCI_ERS_RESULT_DISCONNECT;
@@ -236,7 +236,8 @@ static void frac_error_resume(struct pci_dev *pdev)
 
 static void frac_reset_prepare(struct pci_dev *pdev)
 {
-	frac_device_reset_prepare(pci_get_drvdata(pdev));
+	/* An FLR asked for by someone else: the jobs are innocent. */
+	frac_device_reset_prepare(pci_get_drvdata(pdev), -ECANCELED);
 }
 
 static void frac_reset_done(struct pci_dev *pdev)

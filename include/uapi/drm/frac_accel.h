@@ -25,16 +25,35 @@ extern "C" {
  * Each job gets a job id, unique within the file, and a fence. Completion is
  * awaited with DRM_IOCTL_FRAC_WAIT (by job id, with a timeout), with a DRM
  * syncobj given as out_syncobj, or with poll() on the file. A job that ends in
- * error reports a negative errno: -EIO (the device reported an error for one
- * of its commands, or the job was cancelled by the reset of a queue that hung
- * on another job), -ETIMEDOUT (the job itself exceeded the job timeout and its
- * queue was reset), -ENODEV (the device was removed).
+ * error reports a negative errno (WAIT's @status, the fence's error):
+ *
+ * - -EIO: the device reported an error for one of its commands, or the device
+ *   failed as a whole (a fatal device error or a PCIe error) while the job
+ *   was on it, or the device is wedged (a reset never completed);
+ * - -ETIMEDOUT: the job itself exceeded the job timeout and its queue was
+ *   reset (the guilty job);
+ * - -ECANCELED: the job was innocent: cancelled by the reset of its queue or
+ *   of the device after another job hung, or by a function level reset;
+ * - -ENODEV: the device was removed.
+ *
+ * Whatever way a job ends, the device has stopped touching the job's BOs
+ * when its end is reported: the driver waits for the device to confirm it
+ * quiesced before it ends a job a reset cancelled.
+ *
+ * A new BO reads as zeros, host and device alike: device memory is cleared
+ * before it is handed out, so a BO never shows another client's data.
  *
  * Jobs are ordered by the BOs they share (implicit sync, on the BOs'
  * reservation objects): a job that writes a BO runs after every earlier job
  * that reads or writes it, and a job that reads a BO runs after every earlier
  * job that writes it, whatever their queues. Jobs with no BO in common are
  * ordered only within one queue (and priority) of one file.
+ *
+ * Errors every ioctl can return: -EFAULT (the argument is not readable or
+ * writable), -ENODEV (the device was removed), -ENOMEM. An ioctl that fails
+ * changes nothing: no output field of the argument is written. The ioctls
+ * that can sleep for long (SUBMIT, WAIT) may also be interrupted by a signal
+ * (-EINTR, or restarted under SA_RESTART).
  *
  * Every structure is a multiple of 8 bytes with explicit padding. Reserved and
  * padding fields must be zero and unknown flags are rejected with -EINVAL, so
@@ -79,6 +98,8 @@ extern "C" {
 
 /**
  * struct drm_frac_get_param - query a device parameter
+ *
+ * Errors: -EINVAL (unknown @param, or @pad not zero).
  */
 struct drm_frac_get_param {
 	/** @param: in, DRM_FRAC_PARAM_* */
@@ -99,8 +120,17 @@ struct drm_frac_get_param {
  * Host BOs are shmem pages mapped for the device's DMA; device BOs live in
  * the device's memory. A host BO whose pages map to more DMA segments than
  * the device's scatter-gather lists take (65534 on FRAC-1) is refused with
- * -E2BIG; this takes a BO of more than 256 MiB with no two pages adjacent. Both can be mmap()ed at the offset BO_INFO returns;
- * host BOs can also be exported as dma-bufs.
+ * -E2BIG; this takes a BO of more than 256 MiB with no two pages adjacent.
+ * Both can be mmap()ed at the offset BO_INFO returns; host BOs can also be
+ * exported as dma-bufs (device BOs: -EOPNOTSUPP). A new BO reads as zeros.
+ *
+ * Errors: -EINVAL (unknown @flags, @size 0 or over 4 GiB), -ENOSPC (not
+ * enough device memory), -E2BIG (see above), -ENOMEM.
+ *
+ * A dma-buf imported through PRIME (DRM_IOCTL_PRIME_FD_TO_HANDLE) is refused
+ * with -E2BIG when its pages need more DMA segments than the device takes,
+ * and with -EINVAL when the exporter's scatter-gather table is shorter than
+ * the dma-buf.
  */
 struct drm_frac_bo_create {
 	/** @size: in, bytes (rounded up to the page size), 1 .. device limit */
@@ -113,6 +143,8 @@ struct drm_frac_bo_create {
 
 /**
  * struct drm_frac_bo_info - describe a buffer object
+ *
+ * Errors: -ENOENT (no such handle), -ENOMEM.
  */
 struct drm_frac_bo_info {
 	/** @handle: in, GEM handle */
@@ -187,8 +219,26 @@ struct drm_frac_cmd {
 #define DRM_FRAC_SUBMIT_LOCAL_QUEUE	(1 << 0)
 #define DRM_FRAC_SUBMIT_FLAGS		DRM_FRAC_SUBMIT_LOCAL_QUEUE
 
+/*
+ * Job ids a file may hold at once: a job's id is held from SUBMIT until a
+ * WAIT sees the job ended (or the file closes). SUBMIT fails with -EBUSY
+ * while a file holds this many; WAIT for some of its jobs first.
+ */
+#define DRM_FRAC_MAX_UNWAITED		4096
+
 /**
  * struct drm_frac_submit - submit a job
+ *
+ * Errors: -EINVAL (unknown @flags, @cmd_size not 72, @cmd_count 0 or over
+ * DRM_FRAC_MAX_CMDS, @queue or @priority out of range, @queue not 0 with
+ * DRM_FRAC_SUBMIT_LOCAL_QUEUE, a command's @flags or @pad not zero, an
+ * unknown @op, arguments or a length a command does not take, an operand
+ * range outside its BO, an unused operand with a handle or offset), -ENOENT
+ * (a BO handle or syncobj that does not exist), -EACCES (DRM_FRAC_PRIO_HIGH
+ * without CAP_SYS_NICE), -EBUSY (DRM_FRAC_MAX_UNWAITED job ids held), -EIO
+ * (the device is wedged), -EFAULT (@cmds not readable), -ENOMEM, -ENODEV,
+ * -EINTR/-ERESTARTSYS (while waiting for a BO's reservation lock). On any
+ * error nothing was submitted and @queue and @job_id are not written.
  */
 struct drm_frac_submit {
 	/** @cmds: in, user pointer to @cmd_count struct drm_frac_cmd */
@@ -222,8 +272,13 @@ struct drm_frac_submit {
  * struct drm_frac_wait - wait for a job
  *
  * Returns 0 once the job has ended (successfully or not: see @status),
- * -ETIME if @timeout_ns passed first, -EINVAL for an unknown job id. A job id
- * can be waited for until it has been seen ended once.
+ * -ETIME if @timeout_ns passed first, -EINVAL for an unknown job id (or one
+ * whose SUBMIT has not returned yet) or @flags not zero. A job id can be
+ * waited for until it has been seen ended once; then it is released.
+ *
+ * Interrupted by a signal (-EINTR, or a restart under SA_RESTART), WAIT
+ * leaves in @timeout_ns the time still to wait, so a restarted WAIT does not
+ * start its timeout again; this is the only field a failed WAIT writes.
  */
 struct drm_frac_wait {
 	/** @job_id: in, from DRM_IOCTL_FRAC_SUBMIT */

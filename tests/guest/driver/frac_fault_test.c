@@ -4,8 +4,9 @@
  * through debugfs accel/<bdf>/inject_fault while other queues carry load.
  *
  * For each kind the jobs it hits end with the status the uAPI documents
- * (-ETIMEDOUT for the job that hung, -EIO for the jobs a queue or device
- * reset cancelled and for jobs the device failed), every other job completes
+ * (-ETIMEDOUT for the job that hung, -ECANCELED for the innocent jobs its
+ * queue reset cancelled, -EIO for jobs the device failed and for the jobs in
+ * flight when the device failed as a whole), every other job completes
  * with correct data, the sysfs counters (job_timeouts, lost_interrupts,
  * queue_resets, device_resets, jobs_failed) move by exactly what the fault
  * explains, and afterwards every queue runs jobs again.
@@ -180,7 +181,7 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
 /*
  * hang: the queue stops. Its first job times out (-ETIMEDOUT) and the queue
  * is reset; the jobs behind it on the ring, one of them another file's, are
- * cancelled (-EIO). The other queues' load completes.
+ * cancelled (-ECANCELED). The other queues' load completes.
  */
 TEST_F_TIMEOUT(fault, hang, 120)
 {
@@ -207,8 +208,8 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	ASSERT_EQ(0, frac_wait(&other, v2, self->wait_ns, &r2));
 	ASSERT_EQ(0, frac_wait(&self->dev, v3, self->wait_ns, &r3));
 	EXPECT_EQ(-ETIMEDOUT, r1.status);
-	EXPECT_EQ(-EIO, r2.status) TH_LOG("another file's job behind the hung one");
-	EXPECT_EQ(-EIO, r3.status);
+	EXPECT_EQ(-ECANCELED, r2.status) TH_LOG("another file's job behind the hung one");
+	EXPECT_EQ(-ECANCELED, r3.status);
 	EXPECT_GE(ms, (int64_t)self->timeout_ms * 9 / 10) TH_LOG("timed out after %lld ms",
 								 (long long)ms);
 	EXPECT_TRUE(victim_untouched(&self->victim, 0));
@@ -226,8 +227,8 @@ TEST_F_TIMEOUT(fault, hang, 120)
 /*
  * hang with a backlog: ten jobs of DRM_FRAC_MAX_CMDS commands on the hung
  * queue, more than its ring takes, so the scheduler holds some back. The
- * first times out, the others on the ring are cancelled (-EIO), and the ones
- * held back run after the reset, correctly: statuses -ETIMEDOUT, -EIO..., 0...
+ * first times out, the others on the ring are cancelled (-ECANCELED), and the ones
+ * held back run after the reset, correctly: statuses -ETIMEDOUT, -ECANCELED..., 0...
  */
 TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 {
@@ -255,7 +256,7 @@ TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 	load_check(_metadata, self);
 
 	EXPECT_EQ(-ETIMEDOUT, res[0].status);
-	for (i = 1; i < njobs && res[i].status == -EIO; i++)
+	for (i = 1; i < njobs && res[i].status == -ECANCELED; i++)
 		ncancelled++;
 	for (; i < njobs; i++) {
 		EXPECT_EQ(0, res[i].status) TH_LOG("job %u (after %u cancelled)", i, ncancelled);
