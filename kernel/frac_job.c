@@ -92,6 +92,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	u32 ctx = ff->id, id = job->id;
 	u64 seqno = job->seqno;
 
+	lockdep_assert_held(&q->cq_lock);
 	job->status = status;
 	job->result = result;
 	job->t_start = t_start;

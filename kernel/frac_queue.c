@@ -120,7 +120,9 @@ void frac_queue_process_cq(struct frac_queue *q)
 
 /*
  * End every job the ring holds: @guilty with @guilty_err, the rest with @err.
- * The device queue must be stopped or reset first, so no record arrives.
+ * Called with fdev->reset_lock held, once the device queue has quiesced (a
+ * reset confirmed by the device), so no record arrives and no DMA of these
+ * jobs happens any more.
  */
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 			      int guilty_err, int err)
@@ -128,6 +130,8 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 	unsigned long flags;
 	u32 i;
 
+	/* Only a reset, with the device quiesced, may end jobs on a ring. */
+	lockdep_assert_held(&q->fdev->reset_lock);
 	spin_lock_irqsave(&q->cq_lock, flags);
 	/* In ring order: fences on one timeline signal in seqno order. */
 	for (i = 0; i < q->size; i++) {
@@ -450,22 +454,27 @@ int frac_queues_init(struct frac_device *fdev)
 					     &q->sgl_dma, GFP_KERNEL);
 		if (!q->sq || !q->cq || !q->sgl) {
 			frac_err(fdev, "q%u: ring allocation failed\n", i);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto err_sched_fini;
 		}
 
 		ret = frac_job_sched_init(q);
 		if (ret) {
 			frac_err(fdev, "q%u: scheduler init failed: %d\n", i, ret);
-			while (i--)
-				drm_sched_fini(&fdev->queues[i].sched);
-			return ret;
+			goto err_sched_fini;
 		}
 	}
 
+	/* On failure this runs frac_queues_release(), which finis them all. */
 	ret = drmm_add_action_or_reset(&fdev->drm, frac_queues_release, NULL);
 	if (ret)
 		return ret;
 
 	frac_device_init_regs(fdev);
 	return 0;
+
+err_sched_fini:
+	while (i--)
+		drm_sched_fini(&fdev->queues[i].sched);
+	return ret;
 }
