@@ -134,6 +134,7 @@ struct frac_device {
 	struct work_struct reset_work;	/* device reset after a fatal error */
 	atomic64_t device_resets;
 	atomic64_t errors;
+	atomic64_t coredumps;		/* devcoredumps taken */
 
 	/* Jobs handed to a scheduler and not yet freed by it; removal waits for 0 */
 	atomic_t sched_jobs;
@@ -262,6 +263,16 @@ void frac_file_jobs_fini(struct frac_file *ff);
 void frac_job_complete(struct frac_job *job, int status, u64 result,
 		       u64 t_start, u64 t_end);
 __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
+
+/* frac_coredump.c */
+#if IS_ENABLED(CONFIG_DEV_COREDUMP)
+void frac_coredump(struct frac_device *fdev, const char *reason, struct frac_job *guilty);
+#else
+static inline void frac_coredump(struct frac_device *fdev, const char *reason,
+				 struct frac_job *guilty)
+{
+}
+#endif
 
 /* frac_debugfs.c */
 void frac_debugfs_init(struct frac_device *fdev);

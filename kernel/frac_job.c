@@ -237,6 +237,7 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
 		       job->seqno);
 
+	job->ring_first = q->sq_tail;
 	for (i = 0; i < job->ncmds; i++) {
 		slot = q->sq_tail;
 		frac_build_desc(q, slot, job, &job->cmds[i], i == job->ncmds - 1);

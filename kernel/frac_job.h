@@ -39,6 +39,7 @@ struct frac_job {
 	struct frac_queue *q;
 	u32 id;				/* per file, for DRM_IOCTL_FRAC_WAIT */
 	u64 seqno;			/* per queue, on the device's descriptors */
+	u32 ring_first;			/* ring slot of its first descriptor */
 	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
 	struct dma_fence *finished;	/* the scheduler's finished fence */
 

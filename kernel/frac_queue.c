@@ -279,6 +279,8 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
 		drm_sched_stop(&q->sched, &guilty->base);
 		return;
 	}
+	/* Before the reset: it clears the queue's registers. */
+	frac_coredump(fdev, "job-timeout", guilty);
 	if (!fdev->wedged && !frac_queue_hw_reset(q)) {
 		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, -ETIMEDOUT);
 		/* Counted before the jobs end: their waiters see the count. */
@@ -305,6 +307,7 @@ void frac_device_reset(struct frac_device *fdev, int err)
 	mutex_lock(&fdev->reset_lock);
 	if (!fdev->in_pci_reset) {
 		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, err);
+		frac_coredump(fdev, "device-error", NULL);
 		atomic64_inc(&fdev->device_resets);
 		frac_device_quiesce_locked(fdev, NULL, err);
 		frac_device_resume_locked(fdev, NULL);
@@ -334,6 +337,7 @@ void frac_device_reset_prepare(struct frac_device *fdev, int err)
 	mutex_lock(&fdev->reset_lock);
 	if (!fdev->in_pci_reset) {
 		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_PCI, U32_MAX, err);
+		frac_coredump(fdev, "pci-reset", NULL);
 		frac_device_quiesce_locked(fdev, NULL, err);
 		fdev->in_pci_reset = true;
 	}

@@ -83,6 +83,18 @@ static ssize_t device_resets_show(struct device *dev, struct device_attribute *a
 }
 static DEVICE_ATTR_RO(device_resets);
 
+static ssize_t coredumps_show(struct device *dev, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&frac_from_dev(dev)->coredumps));
+}
+static DEVICE_ATTR_RO(coredumps);
+
+static ssize_t wedged_show(struct device *dev, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(frac_from_dev(dev)->wedged));
+}
+static DEVICE_ATTR_RO(wedged);
+
 static ssize_t errors_show(struct device *dev, struct device_attribute *a, char *buf)
 {
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&frac_from_dev(dev)->errors));
@@ -113,6 +125,8 @@ static struct attribute *frac_attrs[] = {
 	&dev_attr_queue_resets.attr,
 	&dev_attr_device_resets.attr,
 	&dev_attr_errors.attr,
+	&dev_attr_coredumps.attr,
+	&dev_attr_wedged.attr,
 	&dev_attr_num_queues.attr,
 	NULL
 };

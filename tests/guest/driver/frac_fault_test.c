@@ -224,6 +224,75 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	frac_close(&other);
 }
 
+/* tools/frac-coredump of this tree: we are tests/guest/driver/frac_fault_test. */
+static const char *coredump_tool(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n;
+
+	if (!path[0]) {
+		n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+		if (n <= 0)
+			return "frac-coredump";
+		path[n] = 0;
+		strcpy(strrchr(path, '/'), "/../../../tools/frac-coredump");
+	}
+	return path;
+}
+
+/* Free every pending FRAC devcoredump; the core keeps one per device. */
+static void coredumps_dismiss(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "%s --dismiss", coredump_tool());
+	if (system(cmd) != 0)
+		fprintf(stderr, "# frac-coredump --dismiss failed\n");
+}
+
+/*
+ * A hang leaves a devcoredump, taken before the reset, that names the hung
+ * queue and job and holds the job's descriptor as the driver wrote it; the
+ * decoder reads it back (tools/frac-coredump --json, parsed with python3).
+ */
+TEST_F_TIMEOUT(fault, hang_leaves_coredump, 120)
+{
+	const uint32_t hq = 2 % self->dev.num_queues;
+	struct frac_job_result res;
+	uint64_t dumps0;
+	char cmd[PATH_MAX + 1024];
+	uint32_t id;
+	int ret;
+
+	if (access("/sys/class/devcoredump", F_OK))
+		SKIP(return, "kernel without CONFIG_DEV_COREDUMP");
+	coredumps_dismiss();
+	dumps0 = frac_t_counter(&self->dev, "coredumps");
+	ASSERT_EQ(0, inject(_metadata, &self->dev, hq == 2 ? "hang 2" : "hang 0"));
+	id = victim_job(_metadata, self, &self->dev, &self->victim, hq, 3, 0);
+	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+	EXPECT_EQ(-ETIMEDOUT, res.status);
+	EXPECT_EQ(dumps0 + 1, frac_t_counter(&self->dev, "coredumps"));
+
+	/* The guilty job: its queue, its id, one FILL of SLICE bytes. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s --json | python3 -c '"
+		 "import json, sys; d = json.load(sys.stdin); g = d[\"guilty\"]; "
+		 "c = g[\"descs\"]; "
+		 "ok = (d[\"complete\"] and d[\"reason\"] == \"job-timeout\" and "
+		 "g[\"queue\"] == %u and g[\"job\"] == %u and len(c) == 1 and "
+		 "c[0][\"op\"] == \"fill\" and c[0][\"len\"] == %llu and "
+		 "c[0][\"arg\"][0] == %u and "
+		 "d[\"queues\"][\"%u\"][\"regs\"][\"STATUS\"] & 2); "
+		 "print(\"# dump: queue\", g[\"queue\"], \"job\", g[\"job\"], c[0][\"op\"]); "
+		 "sys.exit(0 if ok else 1)'",
+		 coredump_tool(), hq, id, (unsigned long long)SLICE, 0x10101010u * 4, hq);
+	ret = system(cmd);
+	EXPECT_EQ(0, ret) TH_LOG("the dump does not name queue %u job %u (%s)", hq, id, cmd);
+	coredumps_dismiss();
+	all_queues_work(_metadata, self);
+}
+
 /*
  * hang with a backlog: ten jobs of DRM_FRAC_MAX_CMDS commands on the hung
  * queue, more than its ring takes, so the scheduler holds some back. The
