@@ -70,6 +70,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 
 typedef struct FracQueue FracQueue;
 
+/* What a queue does once its worker has given back every dropped job */
+typedef enum FracDrain {
+    FRAC_DRAIN_NONE,    /* not draining, or only stopped (the fatal state) */
+    FRAC_DRAIN_RESET,   /* a queue reset: registers to their reset values */
+} FracDrain;
+
 typedef enum FracOperandKind {
     FRAC_OPND_HOST,
     FRAC_OPND_SGL,
@@ -131,7 +137,9 @@ struct FracQueue {
     uint32_t gen;  /* read by the worker with qatomic_read */
     int64_t busy_until; /* device clock, end of the last modelled job */
     unsigned inflight; /* fetched, completion not yet posted */
-    unsigned outstanding; /* handed to the worker, not yet back */
+    /* Handed to the worker and not yet back in frac_done_bh, of any gen */
+    unsigned outstanding;
+    FracDrain drain; /* STATUS.RESETTING while not NONE */
     bool cq_stalled;
     uint32_t coal_pending;
     QTAILQ_HEAD(, FracJob) pending; /* fetch order */
@@ -179,6 +187,7 @@ struct FracState {
     uint64_t err_addr;
     uint32_t int_status;
     uint32_t int_mask;
+    bool resetting; /* CONTROL.RESET: a global reset waits for its queues */
     uint32_t clock_hi_latch;
     uint32_t busy_hi_latch;
     int64_t clock_base;
@@ -219,6 +228,7 @@ static const char *const frac_op_name[FRAC_OP_MAX] = {
 
 static void frac_queue_kick(FracQueue *q);
 static void frac_queue_post(FracQueue *q);
+static void frac_queue_drained(FracQueue *q);
 
 /* ---- Clocks ------------------------------------------------------------ */
 
@@ -303,6 +313,17 @@ static void frac_enter_fatal(FracState *s)
 }
 
 /* ---- Operands and DMA (worker or main loop) ---------------------------- */
+
+/*
+ * The queue was reset (or the device went fatal) since the job was fetched.
+ * Every long operation checks this at least every FRAC_CHUNK bytes or GEMM
+ * row, so a dropped job stops touching memory within microseconds (RAM) to
+ * tens of milliseconds (a chunk of MMIO, one BQL round trip per access).
+ */
+static bool frac_job_aborted(FracJob *job)
+{
+    return qatomic_read(&job->q->gen) != job->gen;
+}
 
 /* Does [addr, addr + len) touch one of our own BARs? @hit: its first byte there */
 static bool frac_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hit)
@@ -389,6 +410,9 @@ static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
         if (!nlist || ++total > FRAC_SGL_MAX_ENTRIES) {
             goto bad;
         }
+        if (!(total % 256) && frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
         st = frac_host_rw(job, list, &sge, sizeof(sge), false);
         if (st) {
             return st;
@@ -456,9 +480,10 @@ static void frac_operand_free(FracOperand *op)
     op->segs = NULL;
 }
 
-/* Move @len bytes at offset @off of @op to or from @buf. */
-static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
-                void *buf, uint64_t len, bool write)
+/* Move @len bytes at offset @off of @op to or from @buf: one chunk. */
+static uint32_t frac_operand_rw_chunk(FracJob *job, FracOperand *op,
+                                      uint64_t off, void *buf, uint64_t len,
+                                      bool write)
 {
     FracState *s = job->q->s;
     uint8_t *p = buf;
@@ -487,6 +512,9 @@ static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
                 pos += seg->len;
                 continue;
             }
+            if (frac_job_aborted(job)) {
+                return FRAC_STATUS_OK;
+            }
             skip = off > pos ? off - pos : 0;
             n = MIN(seg->len - skip, len - done);
             st = frac_host_rw(job, seg->addr + skip, p + done, n, write);
@@ -501,24 +529,60 @@ static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
     g_assert_not_reached();
 }
 
+/*
+ * Move @len bytes at offset @off of @op to or from @buf, FRAC_CHUNK at a
+ * time; a dropped job stops between chunks (its results are discarded).
+ */
+static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
+                                void *buf, uint64_t len, bool write)
+{
+    uint8_t *p = buf;
+
+    for (uint64_t done = 0; done < len; done += FRAC_CHUNK) {
+        uint64_t n = MIN(FRAC_CHUNK, len - done);
+        uint32_t st;
+
+        if (frac_job_aborted(job)) {
+            return FRAC_STATUS_OK;
+        }
+        st = frac_operand_rw_chunk(job, op, off + done, p + done, n, write);
+        if (st) {
+            return st;
+        }
+    }
+    return FRAC_STATUS_OK;
+}
+
 /* ---- Commands ---------------------------------------------------------- */
 
-static bool frac_job_aborted(FracJob *job)
+/* A devmem->devmem COPY, in chunks; overlapping ranges move as memmove. */
+static void frac_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
+                             uint64_t len)
 {
-    return qatomic_read(&job->q->gen) != job->gen;
+    uint8_t *mem = job->q->s->devmem_ptr;
+    bool backward = dst > src && dst < src + len;
+
+    for (uint64_t done = 0; done < len; done += FRAC_CHUNK) {
+        uint64_t n = MIN(FRAC_CHUNK, len - done);
+        uint64_t off = backward ? len - done - n : done;
+
+        if (frac_job_aborted(job)) {
+            return;
+        }
+        memmove(mem + dst + off, mem + src + off, n);
+        job->bytes_rd += n;
+        job->bytes_wr += n;
+    }
 }
 
 static uint32_t frac_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
 {
-    FracState *s = job->q->s;
     uint64_t len = job->desc.len;
     g_autofree uint8_t *buf = NULL;
     uint32_t st;
 
     if (src->kind == FRAC_OPND_DEVMEM && dst->kind == FRAC_OPND_DEVMEM) {
-        memmove(s->devmem_ptr + dst->addr, s->devmem_ptr + src->addr, len);
-        job->bytes_rd += len;
-        job->bytes_wr += len;
+        frac_devmem_move(job, dst->addr, src->addr, len);
         return FRAC_STATUS_OK;
     }
     buf = g_malloc(MIN(len, FRAC_CHUNK));
@@ -1139,6 +1203,7 @@ static void frac_done_bh(void *opaque)
 
     while ((job = QSIMPLEQ_FIRST(&done))) {
         QSIMPLEQ_REMOVE_HEAD(&done, link);
+        q->outstanding--;
         if (job->gen != q->gen) {
             /* The queue was reset while the job ran: drop it. */
             frac_job_free(job);
@@ -1146,36 +1211,55 @@ static void frac_done_bh(void *opaque)
         }
         job->in_worker = false;
         job->finished = true;
-        q->outstanding--;
+    }
+    if (!q->outstanding) {
+        frac_queue_drained(q);
     }
     frac_queue_post(q);
 }
 
-/* Return the queue to its power-on state; jobs in flight are discarded. */
-static void frac_queue_reset(FracQueue *q)
+/*
+ * Drop every job of @q (docs/hw-spec.md 8, quiesce handshake). The jobs
+ * waiting for the worker, the ones it has finished and the ones in the main
+ * loop are freed here; the one the worker is running sees the new generation
+ * at its next chunk and comes back through frac_done_bh, which frees it.
+ * Nothing of the old generation is posted after this. q->outstanding stays
+ * above zero until that last job is back.
+ */
+static void frac_queue_abort(FracQueue *q)
 {
+    QSIMPLEQ_HEAD(, FracJob) drop = QSIMPLEQ_HEAD_INITIALIZER(drop);
     FracJob *job, *next;
 
-    trace_frac_npu_queue_reset(q->id, q->inflight);
     qatomic_set(&q->gen, q->gen + 1);
-
     qemu_mutex_lock(&q->lock);
-    while ((job = QSIMPLEQ_FIRST(&q->work))) {
-        QSIMPLEQ_REMOVE_HEAD(&q->work, link);
-        QTAILQ_REMOVE(&q->pending, job, pending);
-        frac_job_free(job);
-    }
+    QSIMPLEQ_CONCAT(&drop, &q->work);
+    QSIMPLEQ_CONCAT(&drop, &q->done);
     qemu_mutex_unlock(&q->lock);
+    /* pending holds every job of the old generation, in_worker or not. */
     QTAILQ_FOREACH_SAFE(job, &q->pending, pending, next) {
         QTAILQ_REMOVE(&q->pending, job, pending);
-        /* A job still in the worker is freed by frac_done_bh. */
         if (!job->in_worker) {
             frac_job_free(job);
         }
     }
+    while ((job = QSIMPLEQ_FIRST(&drop))) {
+        QSIMPLEQ_REMOVE_HEAD(&drop, link);
+        q->outstanding--;
+        frac_job_free(job);
+    }
     timer_del(q->fetch_timer);
     timer_del(q->post_timer);
     timer_del(q->coal_timer);
+    q->inflight = 0;
+    q->busy_until = 0;
+    q->cq_stalled = false;
+    q->coal_pending = 0;
+}
+
+/* The queue registers and model state at their power-on values. */
+static void frac_queue_clear(FracQueue *q)
+{
     q->sq_base = q->cq_base = 0;
     q->size = 0;
     q->ctrl = q->status = 0;
@@ -1183,12 +1267,42 @@ static void frac_queue_reset(FracQueue *q)
     q->phase = true;
     q->coal = 0;
     q->jobs = 0;
-    q->busy_until = 0;
-    q->inflight = q->outstanding = 0;
-    q->cq_stalled = false;
-    q->coal_pending = 0;
+    q->drain = FRAC_DRAIN_NONE;
     q->hung = false;
     q->fi_drop_irqs = q->fi_error_jobs = q->fi_dma_jobs = q->fi_latency_ms = 0;
+}
+
+/*
+ * Queue reset: drop the jobs and stop the queue at once; the registers go to
+ * their reset values, and STATUS.RESETTING / CTRL.RESET clear, only once the
+ * worker has given back the job it may be running (frac_queue_drained).
+ */
+static void frac_queue_reset(FracQueue *q)
+{
+    trace_frac_npu_queue_reset(q->id, q->inflight, q->outstanding);
+    frac_queue_abort(q);
+    q->status &= ~FRAC_QSTS_ENABLED;
+    q->ctrl &= ~FRAC_QCTRL_ENABLE;
+    q->drain = FRAC_DRAIN_RESET;
+    if (!q->outstanding) {
+        frac_queue_drained(q);
+    }
+}
+
+static void frac_reset_check(FracState *s);
+
+/* The worker has no job of @q any more: finish what waited for that. */
+static void frac_queue_drained(FracQueue *q)
+{
+    switch (q->drain) {
+    case FRAC_DRAIN_NONE:
+        break;
+    case FRAC_DRAIN_RESET:
+        trace_frac_npu_queue_drained(q->id, "reset");
+        frac_queue_clear(q);
+        break;
+    }
+    frac_reset_check(q->s);
 }
 
 static void frac_queue_enable(FracQueue *q)
@@ -1211,11 +1325,25 @@ static void frac_queue_enable(FracQueue *q)
     frac_queue_kick(q);
 }
 
-static void frac_reset_all(FracState *s)
+/* No DMA of any queue in progress or pending (STATUS.QUIESCED). */
+static bool frac_quiesced(FracState *s)
 {
-    for (unsigned i = 0; i < s->num_queues; i++) {
-        frac_queue_reset(&s->q[i]);
+    if (s->resetting) {
+        return false;
     }
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+
+        if (q->outstanding || q->inflight || q->drain != FRAC_DRAIN_NONE) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The global registers and counters at their power-on values. */
+static void frac_reset_regs(FracState *s)
+{
     s->control = 0;
     s->status = FRAC_STS_READY;
     s->dma_bits = 64;
@@ -1233,6 +1361,39 @@ static void frac_reset_all(FracState *s)
     s->util_busy = 0;
     s->util_ewma = 0;
     frac_update_intx(s);
+}
+
+/* A global reset waits for every queue's reset; then the rest is reset. */
+static void frac_reset_check(FracState *s)
+{
+    if (!s->resetting) {
+        return;
+    }
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        if (s->q[i].drain != FRAC_DRAIN_NONE) {
+            return;
+        }
+    }
+    s->resetting = false;
+    frac_reset_regs(s);
+    trace_frac_npu_reset_done();
+}
+
+/*
+ * Global reset (CONTROL.RESET, FLR, machine reset): READY and QUIESCED clear
+ * and every queue resets; CONTROL.RESET reads 1 until they all have.
+ */
+static void frac_reset_all(FracState *s, const char *why)
+{
+    trace_frac_npu_reset(why);
+    s->status &= ~FRAC_STS_READY;
+    /* Start every queue's reset before one that is over can end ours. */
+    s->resetting = false;
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        frac_queue_reset(&s->q[i]);
+    }
+    s->resetting = true;
+    frac_reset_check(s);
 }
 
 /* ---- Telemetry --------------------------------------------------------- */
@@ -1271,14 +1432,15 @@ static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
     case FRAC_Q_SIZE:
         return q->size;
     case FRAC_Q_CTRL:
-        return q->ctrl;
+        return q->ctrl | (q->drain == FRAC_DRAIN_RESET ? FRAC_QCTRL_RESET : 0);
     case FRAC_Q_CQ_BASE_LO:
         return frac_lo(q->cq_base);
     case FRAC_Q_CQ_BASE_HI:
         return q->cq_base >> 32;
     case FRAC_Q_STATUS:
         return q->status | (q->hung ? FRAC_QSTS_HUNG : 0) |
-               (q->inflight ? FRAC_QSTS_BUSY : 0);
+               (q->inflight ? FRAC_QSTS_BUSY : 0) |
+               (q->drain != FRAC_DRAIN_NONE ? FRAC_QSTS_RESETTING : 0);
     case FRAC_Q_SQ_HEAD:
         return q->sq_head;
     case FRAC_Q_SQ_TAIL:
@@ -1340,10 +1502,11 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         v = FRAC_SGL_MAX_ENTRIES;
         break;
     case FRAC_REG_CONTROL:
-        v = s->control;
+        v = s->control | (s->resetting ? FRAC_CTRL_RESET : 0);
         break;
     case FRAC_REG_STATUS:
-        v = s->status | (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0);
+        v = s->status | (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0) |
+            (frac_quiesced(s) ? FRAC_STS_QUIESCED : 0);
         break;
     case FRAC_REG_DMA_BITS:
         v = s->dma_bits;
@@ -1472,6 +1635,13 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
 {
     bool enabled = q->status & FRAC_QSTS_ENABLED;
 
+    if (q->drain != FRAC_DRAIN_NONE) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u register 0x%" HWADDR_PRIx
+                      " written while the queue resets\n", q->id, r);
+        return;
+    }
+
     switch (r) {
     case FRAC_Q_SQ_BASE_LO:
     case FRAC_Q_SQ_BASE_HI:
@@ -1556,6 +1726,12 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
     FracState *s = opaque;
 
     trace_frac_npu_mmio_write(addr, val);
+    if (s->resetting) {
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of 0x%" PRIx64
+                      " to 0x%" HWADDR_PRIx " while a global reset runs\n",
+                      val, addr);
+        return;
+    }
     if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
 
@@ -1566,8 +1742,7 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
     switch (addr) {
     case FRAC_REG_CONTROL:
         if (val & FRAC_CTRL_RESET) {
-            trace_frac_npu_reset("control");
-            frac_reset_all(s);
+            frac_reset_all(s, "control");
             return;
         }
         s->control = val & FRAC_CTRL_ENABLE;
@@ -1641,6 +1816,12 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         return;
     }
     q = &s->q[qid];
+    if (s->resetting || q->drain != FRAC_DRAIN_NONE) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "frac-npu: q%u doorbell %" PRIu64 " while resetting\n",
+                      qid, val);
+        return;
+    }
     if (!(q->status & FRAC_QSTS_ENABLED) || val >= q->size) {
         qemu_log_mask(LOG_GUEST_ERROR,
                   "frac-npu: q%u bad %s doorbell %" PRIu64 " (size %u, %s)\n",
@@ -1778,8 +1959,7 @@ static void frac_reset(DeviceState *dev)
 {
     FracState *s = FRAC_NPU(dev);
 
-    trace_frac_npu_reset("device");
-    frac_reset_all(s);
+    frac_reset_all(s, "device");
 }
 
 static void frac_realize(PCIDevice *pdev, Error **errp)
@@ -1873,7 +2053,7 @@ static void frac_realize(PCIDevice *pdev, Error **errp)
         q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_coal_timer, q);
         qemu_thread_create(&q->thread, name, frac_worker, q, QEMU_THREAD_JOINABLE);
     }
-    frac_reset_all(s);
+    frac_reset_all(s, "power-on");
     return;
 
 err_pcie:

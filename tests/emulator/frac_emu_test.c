@@ -672,7 +672,8 @@ static void t_regs_poweron(struct dev *d, intptr_t arg)
 	CHECK_EQ(rd(d, FRAC_REG_SGL_MAX), FRAC_SGL_MAX_ENTRIES, "SGL_MAX");
 	CHECK_EQ(rd(d, FRAC_REG_CLOCK_FREQ), 1000000000, "CLOCK_FREQ");
 	CHECK_EQ(rd(d, FRAC_REG_CONTROL), 0, "CONTROL");
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY, "STATUS is READY only");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED,
+		 "STATUS is READY and QUIESCED only");
 	CHECK_EQ(rd(d, FRAC_REG_DMA_BITS), 64, "DMA_BITS");
 	CHECK_EQ(rd(d, FRAC_REG_SCRATCH), 0, "SCRATCH");
 	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS");
@@ -1601,7 +1602,8 @@ static void t_control_enable(struct dev *d, intptr_t arg)
 	if (!ring_init(d, &r0, 0, 8, 0) || !ring_init(d, &r1, 1, 8, 0))
 		return;
 	wr(d, FRAC_REG_CONTROL, 0);
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY, "STATUS with CONTROL.ENABLE clear");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED,
+		 "STATUS with CONTROL.ENABLE clear");
 	ring_put(&r0, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 1 });
 	ring_put(&r1, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
 	ring_kick(&r0);
@@ -1610,7 +1612,8 @@ static void t_control_enable(struct dev *d, intptr_t arg)
 	CHECK_EQ(qrd(d, 0, FRAC_Q_SQ_HEAD) | qrd(d, 1, FRAC_Q_SQ_HEAD), 0,
 		 "fetched with CONTROL.ENABLE clear");
 	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 	if (ring_wait(&r0, &c))
 		CHECK_EQ(c.job_id, 1, "queue 0 job");
 	if (ring_wait(&r1, &c))
@@ -1994,7 +1997,8 @@ static void t_fault_fatal(struct dev *d, intptr_t how)
 		if (!CHECK(pci_setup(d), "device lost after FLR"))
 			return;
 	}
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY, "STATUS after reset");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED,
+		 "STATUS after reset");
 	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS after reset");
 	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after reset");
 	mem_is(d, d->bar2 + 0x7000, 0x3c, 64, "device memory across the reset");
@@ -2066,7 +2070,8 @@ static void t_fault_bad_args(struct dev *d, intptr_t arg)
 	wr(d, FRAC_REG_FI_CTRL, FRAC_FI_CMD(FRAC_FAULT_HANG, d->nq, 0));
 	wr(d, FRAC_REG_FI_CTRL, FRAC_FI_CMD(FRAC_FAULT_ERROR, 0xff, 1));
 	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after bad FI_CTRL writes");
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 	for (unsigned q = 0; q < d->nq; q++)
 		if (ring_init(d, &r, q, 4, 0))
 			RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = q);
@@ -2088,7 +2093,8 @@ static void t_fault_fi_ctrl_off(struct dev *d, intptr_t arg)
 			wr(d, FRAC_REG_FI_CTRL, FRAC_FI_CMD(k, 0, 1));
 	wr(d, FRAC_REG_FI_CTRL, FRAC_FI_CMD(FRAC_FAULT_FATAL, 0, 0));
 	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED");
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 	CHECK_EQ(qrd(d, 0, FRAC_Q_STATUS), FRAC_QSTS_ENABLED, "queue STATUS");
 	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
 	CHECK(msi_fired(d, 0), "interrupt");
@@ -2382,7 +2388,8 @@ static void t_bad_dma_own_bar(struct dev *d, intptr_t arg)
 	CHECK_EQ(rd(d, FRAC_REG_CONTROL), FRAC_CTRL_ENABLE, "CONTROL");
 	CHECK_EQ(rd(d, FRAC_REG_SCRATCH), 0x12345678, "SCRATCH");
 	CHECK_EQ(qrd(d, 0, FRAC_Q_SQ_TAIL), r.tail, "SQ_TAIL");
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 9);
 	wr(d, FRAC_REG_SCRATCH, 0);
 }
@@ -2487,7 +2494,8 @@ static void t_bad_doorbell(struct dev *d, intptr_t arg)
 	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS W1C");
 	/* Good doorbells still work. */
 	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 }
 
 static void t_bad_ring(struct dev *d, intptr_t arg)
@@ -2578,7 +2586,8 @@ static void t_bad_ring_dma(struct dev *d, intptr_t arg)
 		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
 	if (ring_init(d, &r, 2, 8, 0))
 		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 2);
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
+		 "STATUS");
 }
 
 /*
@@ -2761,6 +2770,19 @@ static void t_still_alive(struct dev *d, intptr_t arg)
 	free(r);
 }
 
+/* Poll @off until @bit reads 0; the wall time that took, or -1 after 5 s. */
+static double wait_clear(struct dev *d, uint32_t off, uint32_t bit)
+{
+	double t0 = now_s();
+
+	while (rd(d, off) & bit) {
+		if (now_s() - t0 > 5 || !qts_alive(d->q))
+			return -1;
+		usleep(100);
+	}
+	return now_s() - t0;
+}
+
 /* ---- resets ------------------------------------------------------------------- */
 
 /* Leave state everywhere a reset has to clear. */
@@ -2898,6 +2920,9 @@ static void t_reset_queue_busy(struct dev *d, intptr_t arg)
 	if (!ring_init(d, &r0, 0, 8, 0) || !start_long_gemm(d, &r1, 1))
 		goto out;
 	qwr(d, 1, FRAC_Q_CTRL, FRAC_QCTRL_RESET);
+	/* The worker stops at the end of a GEMM row: a reset ends soon after. */
+	CHECK(wait_clear(d, FRAC_QREG(1, FRAC_Q_CTRL), FRAC_QCTRL_RESET) >= 0,
+	      "CTRL.RESET stuck");
 	for (uint32_t reg = 0; reg < FRAC_QREGS_STRIDE; reg += 4)
 		CHECK_EQ(qrd(d, 1, reg), reg == FRAC_Q_VECTOR ? 1 : 0, "queue register after reset");
 	CHECK_EQ(qrd(d, 0, FRAC_Q_STATUS), FRAC_QSTS_ENABLED, "queue 0 untouched by queue 1's reset");
@@ -2941,6 +2966,7 @@ static void t_reset_busy(struct dev *d, intptr_t arg)
 	fresh(d);
 	if (start_long_gemm(d, &r, 2)) {
 		wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+		CHECK(wait_clear(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET) >= 0, "CONTROL.RESET stuck");
 		CHECK_EQ(qrd(d, 2, FRAC_Q_STATUS), 0, "queue STATUS after global reset");
 		after_reset_runs(d);
 		check_dropped(d, 2);
@@ -2948,11 +2974,113 @@ static void t_reset_busy(struct dev *d, intptr_t arg)
 	if (start_long_gemm(d, &r, 3)) {
 		flr(d);
 		if (CHECK(pci_setup(d), "device lost after FLR")) {
+			/* A driver waits for READY after an FLR (docs/hw-spec.md 8). */
+			for (int i = 0; i < 5000 && !(rd(d, FRAC_REG_STATUS) & FRAC_STS_READY); i++)
+				usleep(1000);
 			CHECK_EQ(qrd(d, 3, FRAC_Q_STATUS), 0, "queue STATUS after FLR");
 			after_reset_runs(d);
 			check_dropped(d, 3);
 		}
 	}
+}
+
+/* ---- quiesce handshake (docs/hw-spec.md 8) ------------------------------------ */
+
+#define QUIESCE_SAMPLES	64
+
+/*
+ * A devmem->devmem COPY of half the device memory on @q: src = 0x11, dst =
+ * 0x22. True once the worker has it. The old model did it in one memmove.
+ */
+static bool start_long_devmem_copy(struct dev *d, struct ring *r, unsigned q)
+{
+	uint64_t half = d->mem_size / 2;
+
+	if (!ring_init(d, r, q, 8, 0))
+		return false;
+	qts_memset(d->q, d->bar2, 0x11, half);
+	qts_memset(d->q, d->bar2 + half, 0x22, half);
+	ring_put(r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 0xc0b1,
+					 .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM,
+					 .src = 0, .dst = half, .len = half });
+	ring_kick(r);
+	for (int i = 0; i < 100 && qrd(d, q, FRAC_Q_SQ_HEAD) != 1; i++)
+		qts_clock_step(d->q, 1000);
+	return CHECK(qrd(d, q, FRAC_Q_STATUS) & FRAC_QSTS_BUSY, "copy not in flight");
+}
+
+/* Bytes spread over the copy's destination. */
+static void sample_dst(struct dev *d, uint8_t *v)
+{
+	uint64_t half = d->mem_size / 2;
+
+	for (unsigned i = 0; i < QUIESCE_SAMPLES; i++)
+		v[i] = qts_readb(d->q, d->bar2 + half + i * (half / QUIESCE_SAMPLES) +
+				 half / QUIESCE_SAMPLES - 1);
+}
+
+/*
+ * Once the reset reads complete, the dropped copy must not touch memory any
+ * more: sample the destination, wait, sample again.
+ */
+static void check_stopped(struct dev *d, const char *what)
+{
+	uint8_t a[QUIESCE_SAMPLES], b[QUIESCE_SAMPLES];
+
+	sample_dst(d, a);
+	usleep(300000);
+	sample_dst(d, b);
+	CHECK(!memcmp(a, b, sizeof(a)), "%s: device memory changed after the reset had "
+	      "completed (the dropped job still ran)", what);
+}
+
+/* Bug: CTRL.RESET returned at once while the worker was still in the job's memmove. */
+static void t_reset_queue_quiesce(struct dev *d, intptr_t arg)
+{
+	struct ring r;
+	double t;
+	(void)arg;
+
+	fresh(d);
+	CHECK(rd(d, FRAC_REG_STATUS) & FRAC_STS_QUIESCED, "idle device not QUIESCED");
+	if (!start_long_devmem_copy(d, &r, 1))
+		return;
+	CHECK(!(rd(d, FRAC_REG_STATUS) & FRAC_STS_QUIESCED), "QUIESCED with a job running");
+	qwr(d, 1, FRAC_Q_CTRL, FRAC_QCTRL_RESET);
+	t = wait_clear(d, FRAC_QREG(1, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
+	CHECK(t >= 0 && t < FRAC_RESET_TIMEOUT_MS / 1000.0, "queue reset took %.3f s", t);
+	printf("#   queue reset quiesced in %.2f ms\n", t * 1e3);
+	CHECK_EQ(qrd(d, 1, FRAC_Q_STATUS), 0, "queue STATUS after the reset");
+	for (uint32_t reg = 0; reg < FRAC_QREGS_STRIDE; reg += 4)
+		CHECK_EQ(qrd(d, 1, reg), reg == FRAC_Q_VECTOR ? 1 : 0, "queue register after reset");
+	check_stopped(d, "queue reset");
+	CHECK(rd(d, FRAC_REG_STATUS) & FRAC_STS_QUIESCED, "not QUIESCED after the reset");
+	if (ring_init(d, &r, 1, 8, 0)) {
+		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+		CHECK(ring_quiet(&r, 1000000, 4), "a record from the dropped job");
+	}
+}
+
+/* Bug: CONTROL.RESET returned at once while a worker was still in a memmove. */
+static void t_reset_global_quiesce(struct dev *d, intptr_t arg)
+{
+	struct ring r;
+	double t;
+	(void)arg;
+
+	fresh(d);
+	if (!start_long_devmem_copy(d, &r, 2))
+		return;
+	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	t = wait_clear(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	CHECK(t >= 0 && t < FRAC_RESET_TIMEOUT_MS / 1000.0, "global reset took %.3f s", t);
+	printf("#   global reset quiesced in %.2f ms\n", t * 1e3);
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED,
+		 "STATUS after the global reset");
+	CHECK_EQ(qrd(d, 2, FRAC_Q_STATUS), 0, "queue STATUS after the global reset");
+	check_stopped(d, "global reset");
+	qts_memset(d->q, d->bar2 + 0x300, 0x77, 64);	/* what after_reset_runs looks for */
+	after_reset_runs(d);
 }
 
 /* ---- telemetry ----------------------------------------------------------------- */
@@ -3372,6 +3500,8 @@ static const struct test main_tests[] = {
 	{ "system reset restores power-on values", t_reset_system, 0 },
 	{ "queue reset while its job runs", t_reset_queue_busy, 0 },
 	{ "global reset and FLR while a job runs", t_reset_busy, 0 },
+	{ "queue reset: CTRL.RESET read 0 while the job still ran", t_reset_queue_quiesce, 0 },
+	{ "global reset: CONTROL.RESET read 0 while a job still ran", t_reset_global_quiesce, 0 },
 	{ "QEMU alive at the end", t_still_alive, 0 },
 };
 
