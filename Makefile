@@ -13,7 +13,8 @@ SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tool
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-kernel test-emulator test-guest summary clean
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-kernel test-emulator test-guest \
+	test-debug test-iommu debug-kernel summary clean
 
 all: qemu subdirs
 
@@ -51,8 +52,10 @@ test: deps
 	@$(MAKE) test-kernel KEEP_GOING=1
 	@$(MAKE) test-emulator KEEP_GOING=1
 	@$(MAKE) test-guest KEEP_GOING=1
+	@$(MAKE) test-debug KEEP_GOING=1
+	@$(MAKE) test-iommu KEEP_GOING=1
 	@echo "== summary"
-	@scripts/tap-summary $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp
+	@scripts/tap-summary $(TAP_DIRS)
 
 # W=1, sparse and checkpatch --strict on frac.ko
 test-kernel:
@@ -98,9 +101,37 @@ test-guest: qemu
 		[ $$qrc = 0 ] || rc=$$qrc; \
 	fi; [ -n "$(KEEP_GOING)" ] || exit $$rc
 
+# The debug-kernel lane: scripts/build-debug-kernel.sh (KASAN, lockdep, kmemleak, debug objects,
+# fault injection; built once, cached under $(FRAC_CACHE)), then one boot per group with
+# scripts/test-debug; scripts/kcheck fails a group on the first kernel report in its console
+# log, a taint other than O/E, lockdep turned off, or a kmemleak suspect after frac's unload,
+# even when every test passed. The IOMMU lane: the same with -device intel-iommu, where a DMAR
+# fault fails too. See tests/guest/README.md.
+DEBUG_GROUPS := driver faults reload removal \
+	$(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/fuzz*.sh)) pcie
+IOMMU_GROUPS := driver faults
+IOMMU_ARGS   ?=
+TAP_DIRS     := $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu
+debug-kernel:
+	@scripts/build-debug-kernel.sh >/dev/null
+
+test-debug: qemu
+	@mkdir -p $(RESULTS)
+	@echo "== debug kernel lane (one boot per group: $(DEBUG_GROUPS))"
+	@rm -rf $(RESULTS)/debug
+	@rc=0; scripts/test-debug --qemu "$(QEMU_BIN)" --results $(RESULTS)/debug $(DEBUG_GROUPS) || rc=$$?; \
+	[ -n "$(KEEP_GOING)" ] || exit $$rc
+
+test-iommu: qemu
+	@mkdir -p $(RESULTS)
+	@echo "== IOMMU lane: intel-iommu (one boot per group: $(IOMMU_GROUPS))"
+	@rm -rf $(RESULTS)/iommu
+	@rc=0; scripts/test-debug --iommu $(IOMMU_ARGS) --qemu "$(QEMU_BIN)" --results $(RESULTS)/iommu \
+		$(IOMMU_GROUPS) || rc=$$?; [ -n "$(KEEP_GOING)" ] || exit $$rc
+
 summary:
 	@echo "== summary"
-	@scripts/tap-summary $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp
+	@scripts/tap-summary $(TAP_DIRS)
 
 clean:
 	@for d in $(SUBDIRS); do $(MAKE) -C $$d clean >/dev/null || true; done
