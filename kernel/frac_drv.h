@@ -20,6 +20,15 @@
 
 #include "frac_hw.h"
 
+/*
+ * The steps of probe, BO creation, SUBMIT and reset that can fail carry
+ * ALLOW_ERROR_INJECTION: on a kernel with CONFIG_FUNCTION_ERROR_INJECTION,
+ * fail_function makes them fail one by one (tests/guest/errinj.sh); elsewhere
+ * the macro is empty. The static ones are noinline, so that every call goes
+ * through the function's entry, where the injection happens.
+ */
+#include <linux/error-injection.h>
+
 #define DRIVER_NAME	"frac"
 #define DRIVER_DESC	"FRAC-1 AI inference accelerator"
 

@@ -76,8 +76,8 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
  * walks at most two entries of its ring slot and the rest of this list, so
  * the list must fit the device's per-operand SG limit less those two.
  */
-static int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
-			     struct sg_table *sgt)
+static noinline int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
+				      struct sg_table *sgt)
 {
 	struct scatterlist *sg;
 	u32 i;
@@ -99,9 +99,10 @@ static int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *bo,
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
 
 /* Pin and map the pages, and describe the DMA segments to the device. */
-static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
+static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
 	bool traced = trace_frac_dma_map_enabled();
 	u64 t0 = traced ? ktime_get_ns() : 0;
@@ -119,6 +120,7 @@ static int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 				   DMA_BIDIRECTIONAL, ktime_get_ns() - t0);
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_shmem_map, ERRNO);
 
 /*
  * A dma-buf of another exporter: the exporter mapped its pages for our
@@ -239,7 +241,7 @@ static const struct drm_gem_object_funcs frac_devmem_funcs = {
 	.vm_ops = &frac_devmem_vm_ops,
 };
 
-static struct drm_gem_object *frac_devmem_bo_create(struct frac_device *fdev, u64 size)
+static noinline struct drm_gem_object *frac_devmem_bo_create(struct frac_device *fdev, u64 size)
 {
 	struct drm_gem_object *obj;
 	struct frac_bo *bo;
@@ -276,6 +278,7 @@ err_put:
 	drm_gem_object_put(obj);
 	return ERR_PTR(ret);
 }
+ALLOW_ERROR_INJECTION(frac_devmem_bo_create, ERRNO);
 
 bool frac_bo_is_devmem(struct drm_gem_object *obj)
 {

@@ -162,3 +162,4 @@ int frac_irq_init(struct frac_device *fdev)
 		frac_err(fdev, "error vector: request_irq failed: %d\n", ret);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(frac_irq_init, ERRNO);

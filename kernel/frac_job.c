@@ -400,6 +400,7 @@ int frac_job_sched_init(struct frac_queue *q)
 			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
 			      name, fdev->drm.dev);
 }
+ALLOW_ERROR_INJECTION(frac_job_sched_init, ERRNO);
 
 /* ---- Per-file state ----------------------------------------------------- */
 
@@ -436,6 +437,7 @@ err_fini:
 			drm_sched_entity_destroy(&ff->entity[i][p]);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(frac_file_jobs_init, ERRNO);
 
 void frac_file_jobs_fini(struct frac_file *ff)
 {
@@ -599,7 +601,7 @@ static bool frac_job_writes_bo(const struct frac_job *job,
 }
 
 /* Order the job after users of its BOs; returns with the BOs locked. */
-static int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
+static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 {
 	u32 i;
 	int ret;
@@ -621,6 +623,7 @@ static int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_job_add_deps, ERRNO);
 
 /* Publish the armed job's fence on its BOs and unlock them. */
 static void frac_job_publish(struct frac_job *job, struct ww_acquire_ctx *ctx)
@@ -638,8 +641,8 @@ static void frac_job_publish(struct frac_job *job, struct ww_acquire_ctx *ctx)
 }
 
 /* Allocate a job for @ncmds commands on @q, with its hardware fence. */
-static struct frac_job *frac_job_create(struct frac_file *ff, struct frac_queue *q,
-					u32 ncmds, u32 prio)
+static noinline struct frac_job *frac_job_create(struct frac_file *ff,
+						 struct frac_queue *q, u32 ncmds, u32 prio)
 {
 	struct frac_fence *hw_fence;
 	struct frac_job *job;
@@ -665,13 +668,14 @@ static struct frac_job *frac_job_create(struct frac_file *ff, struct frac_queue 
 	}
 	return job;
 }
+ALLOW_ERROR_INJECTION(frac_job_create, NULL);
 
 /*
  * Reserve the job's id in the file's table. The id is reserved, not yet
  * published: WAIT sees no job there (-EINVAL) until frac_job_publish_id()
  * stores the job, once it is armed and its fence exists.
  */
-static int frac_job_reserve_id(struct frac_file *ff, struct frac_job *job)
+static noinline int frac_job_reserve_id(struct frac_file *ff, struct frac_job *job)
 {
 	int ret;
 
@@ -689,6 +693,7 @@ static int frac_job_reserve_id(struct frac_file *ff, struct frac_job *job)
 	xa_unlock(&ff->jobs);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(frac_job_reserve_id, ERRNO);
 
 static void frac_job_unreserve_id(struct frac_file *ff, struct frac_job *job)
 {
@@ -715,8 +720,9 @@ static void frac_job_publish_id(struct frac_file *ff, struct frac_job *job)
  * Look up every BO the commands name and every syncobj the job waits for
  * or signals. On failure the job holds what it looked up; the caller puts it.
  */
-static int frac_job_prepare(struct drm_file *file, struct frac_job *job,
-			    struct drm_frac_submit *args, struct drm_syncobj **out_syncobj)
+static noinline int frac_job_prepare(struct drm_file *file, struct frac_job *job,
+				     struct drm_frac_submit *args,
+				     struct drm_syncobj **out_syncobj)
 {
 	int ret;
 
@@ -730,6 +736,7 @@ static int frac_job_prepare(struct drm_file *file, struct frac_job *job,
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_job_prepare, ERRNO);
 
 /*
  * Arm the job and hand it to its entity. From here on the job cannot fail:

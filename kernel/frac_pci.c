@@ -18,7 +18,7 @@
 #include "frac_drv.h"
 
 /* Learn what the device is from its registers; assume nothing. */
-static int frac_hw_discover(struct frac_device *fdev)
+static noinline int frac_hw_discover(struct frac_device *fdev)
 {
 	struct pci_dev *pdev = fdev->pdev;
 	u32 id, cap0, bar_queues;
@@ -69,6 +69,7 @@ static int frac_hw_discover(struct frac_device *fdev)
 		fdev->devmem_size = 0;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_hw_discover, ERRNO);
 
 static void frac_devmem_fini(struct drm_device *dev, void *arg)
 {

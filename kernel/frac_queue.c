@@ -157,7 +157,7 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 #define FRAC_RESET_POLL_US	10
 
 /* Reset queue @q in the device and wait until it has quiesced. */
-static int frac_queue_hw_reset(struct frac_queue *q)
+static noinline int frac_queue_hw_reset(struct frac_queue *q)
 {
 	struct frac_device *fdev = q->fdev;
 	u32 sts;
@@ -172,6 +172,7 @@ static int frac_queue_hw_reset(struct frac_queue *q)
 			 FRAC_RESET_TIMEOUT_MS);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(frac_queue_hw_reset, ERRNO);
 
 /* Global reset; waits until every queue has quiesced. */
 int frac_device_hw_reset(struct frac_device *fdev)
@@ -196,6 +197,7 @@ int frac_device_hw_reset(struct frac_device *fdev)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(frac_device_hw_reset, ERRNO);
 
 /*
  * The device would not confirm that it stopped. Jobs on its rings must still
@@ -482,3 +484,4 @@ err_sched_fini:
 		drm_sched_fini(&fdev->queues[i].sched);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(frac_queues_init, ERRNO);

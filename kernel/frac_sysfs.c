@@ -187,3 +187,4 @@ int frac_sysfs_init(struct frac_device *fdev)
 						     &frac_hwmon_chip, NULL);
 	return PTR_ERR_OR_ZERO(hwmon);
 }
+ALLOW_ERROR_INJECTION(frac_sysfs_init, ERRNO);
