@@ -6,7 +6,8 @@
 # ends with a dmesg check over what the kernel logged since the runner started.
 #
 #   guest_begin                   start a stream; remember where dmesg is
-#   guest_load_frac [param=val..] (re)load frac.ko with these parameters (gpu-sched etc. first)
+#   guest_load_frac [param=val..] (re)load frac.ko with these parameters (gpu-sched etc. first);
+#                                 $FRAC_KO names another frac.ko (default kernel/frac.ko)
 #   guest_unload_frac             rmmod frac if loaded
 #   guest_have_device, guest_bdf  is there a FRAC-1; its PCI address
 #   guest_run NAME PROG [ARGS..]  run a kselftest program, its results become ours
@@ -62,7 +63,7 @@ guest_load_frac() { # guest_load_frac [param=value...]
 		rmmod frac || return 1
 	fi
 	modprobe gpu-sched && modprobe drm_shmem_helper || return 1
-	insmod "$GUEST_REPO/kernel/frac.ko" $want || return 1
+	insmod "${FRAC_KO:-$GUEST_REPO/kernel/frac.ko}" $want || return 1
 	# No udev: devtmpfs creates the node; wait for it anyway (if there is a device).
 	guest_have_device || return 0
 	for _ in $(seq 50); do
