@@ -5,7 +5,11 @@
  * fracload: a known FRAC workload for testing the BPF tools. It submits N
  * single-command jobs, cycling through the given queues and, for each round
  * of queues, the next op, keeping up to DEPTH jobs in flight, and says what
- * it did (what the tools should then count).
+ * it did (what the tools should then count). With -j it also gives each
+ * job's own ground truth: CLOCK_MONOTONIC (the clock of bpf_ktime_get_ns())
+ * just before its SUBMIT and just after its WAIT returned, a window that
+ * holds every tracer's submit -> fence-signalled interval, and its device
+ * time from the completion record, which that interval holds.
  *
  * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-j]
  *   QUEUES  comma-separated queue numbers (default 0)
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libfrac.h"
@@ -79,7 +84,24 @@ static unsigned long parse_num(const char *s, const char *what, unsigned long ma
 struct inflight {
 	uint32_t id;
 	unsigned int op;
+	unsigned long n;	/* index in the job records */
 };
+
+/* One job as the workload saw it (for -j). */
+struct job_rec {
+	uint32_t id;
+	unsigned int queue, op;
+	int status;
+	unsigned long long submit_ns, done_ns, dev_ns;
+};
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -92,6 +114,7 @@ int main(int argc, char **argv)
 	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
 	unsigned long i, head = 0, tail = 0;
 	bool json = false, need_gemm = false, need_buf = false;
+	struct job_rec *recs = NULL;
 	struct frac_dev dev;
 
 	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:jh")) != -1) {
@@ -164,6 +187,9 @@ int main(int argc, char **argv)
 		bo_bytes += ga.size + gb.size + gc.size;
 	}
 
+	recs = calloc(njobs, sizeof(*recs));
+	if (!recs)
+		goto nomem;
 	for (i = 0; i < njobs || tail < head; ) {
 		struct frac_job_result res;
 		struct frac_cmdlist cl;
@@ -199,11 +225,16 @@ int main(int argc, char **argv)
 				job_bytes[op] += 8;
 				break;
 			}
+			recs[i].queue = q;
+			recs[i].op = op;
+			recs[i].submit_ns = mono_ns();
 			ret = frac_submit(&dev, q, &cl, NULL, &fl[head % MAX_DEPTH].id);
 			if (ret) {
 				fprintf(stderr, "fracload: submit failed: %s\n", strerror(-ret));
 				return 1;
 			}
+			recs[i].id = fl[head % MAX_DEPTH].id;
+			fl[head % MAX_DEPTH].n = i;
 			fl[head % MAX_DEPTH].op = op;
 			head++;
 			per_queue[q]++;
@@ -212,6 +243,13 @@ int main(int argc, char **argv)
 			continue;
 		}
 		ret = frac_wait(&dev, fl[tail % MAX_DEPTH].id, -1, &res);
+		{
+			struct job_rec *r = &recs[fl[tail % MAX_DEPTH].n];
+
+			r->done_ns = mono_ns();
+			r->status = ret ? ret : res.status;
+			r->dev_ns = ret ? 0 : res.t_end - res.t_start;
+		}
 		if (ret || res.status) {
 			fprintf(stderr, "fracload: %s job failed: %s\n",
 				op_names[fl[tail % MAX_DEPTH].op],
@@ -255,11 +293,18 @@ int main(int argc, char **argv)
 				sep = ",";
 			}
 		}
-		printf("}}\n");
+		printf("},\"job_list\":[");
+		for (i = 0; i < njobs; i++)
+			printf("%s{\"job\":%u,\"queue\":%u,\"op\":\"%s\",\"status\":%d,"
+			       "\"submit_ns\":%llu,\"done_ns\":%llu,\"dev_ns\":%llu}",
+			       i ? "," : "", recs[i].id, recs[i].queue, op_names[recs[i].op],
+			       recs[i].status, recs[i].submit_ns, recs[i].done_ns, recs[i].dev_ns);
+		printf("]}\n");
 	} else {
 		printf("fracload: %lu jobs on %d queue(s), %d op(s), %d failed; %d host BOs, "
 		       "%llu bytes\n", njobs, nq, nops, failed, nbos, bo_bytes);
 	}
+	free(recs);
 	return failed ? 1 : 0;
 
 nomem:

@@ -5,9 +5,13 @@
 # A known workload (bpf/fracload: N jobs of known ops and sizes on known queues) runs with
 # every tool attached, once through tp_btf/fentry and once through the raw_tp/kprobe
 # fallbacks; tests/guest/bpf-tools/check.py then checks the counts, that the stages add up to
-# the total of every job, that the JSON parses, and that fraclat's totals agree with a
-# bpftrace script and with trace-cmd (-C mono: the clock of bpf_ktime_get_ns) on the same
-# events. Nothing here asserts how fast anything is.
+# the total of every job, that the JSON parses, and that every job's total lies inside the
+# workload's own window for it (fracload -j: CLOCK_MONOTONIC before its SUBMIT and after its
+# WAIT) and holds its device time. A bpftrace script and trace-cmd record alongside the main
+# run (the tools must coexist with them; trace-cmd must see every job), but their latencies
+# are not compared with the tools': two tracers stamping one event differ by whatever
+# preempts them in between (a 2 ms tolerance on the max failed one make test in three).
+# Nothing here asserts how fast anything is.
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/frac-guest.bash"	# guest_load_frac, guest_have_device
@@ -22,7 +26,7 @@ mkdir -p "$OUT"
 TOOLS=(fraclat fracirq fracdma fracsnoop)
 N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
-PLAN=43
+PLAN=46
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"

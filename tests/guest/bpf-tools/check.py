@@ -4,9 +4,12 @@
 Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
        check.py fallback DIR  the raw_tp/kprobe run: every tool, fraclat -O
 
-DIR holds load.json (fracload -j), lat.json, snoop.json, irq.json, dma.json
-(the tools' -j output) and, for main, bt.out (bpftrace) and trace.txt
-(trace-cmd report -t). Prints one TAP line per check without its number
+DIR holds load.json (fracload -j, with each job's own ground truth), lat.json,
+snoop.json, irq.json, dma.json (the tools' -j output) and, for main, trace.txt
+(trace-cmd report -t, recorded alongside). Latencies are checked against the
+workload's own windows, never against another tracer's figures (which differ
+by a preemption between two probes of one event: that made the bpftrace
+comparison flaky). Prints one TAP line per check without its number
 ("ok - ..." / "not ok - ...") and "# " diagnostics; the caller numbers them.
 The number of lines does not depend on the results.
 """
@@ -15,17 +18,6 @@ import re
 import sys
 
 STAGES = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
-# How far two tracers may disagree on a latency (ns): they stamp the same
-# events, but at different points of the tracepoint's probe list, and under
-# TCG each probe takes a while.
-REL_TOL = 0.10
-ABS_TOL = 300_000
-# The maximum is one job: an interrupt or a host preemption between the two
-# tracers' probes of one event (seen: 1.2 ms under TCG on a busy host) moves it
-# for one tracer only, so it gets the width of such an interruption.
-MAX_ABS_TOL = 2_000_000
-
-
 def load_json_lines(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -72,11 +64,6 @@ def run(checks):
         for line in diag:
             for l in str(line).splitlines():
                 print(f"# {l}")
-
-
-def agree(name, a, b):
-    tol = max(REL_TOL * max(a, b), MAX_ABS_TOL if name == "max" else ABS_TOL)
-    return abs(a - b) <= tol, f"{name}: {a:.0f} vs {b:.0f} ns (tolerance {tol:.0f})"
 
 
 def common_checks(c, attach_lat, attach_irq):
@@ -162,50 +149,57 @@ def common_checks(c, attach_lat, attach_irq):
     ]
 
 
+def truth_checks(c):
+    """The tools against the workload's own ground truth (fracload -j's job
+    list): each job's submit -> fence-signalled interval lies inside the window
+    from just before its SUBMIT to just after its WAIT returned, and holds the
+    device time of its completion record. Bounds, not tolerances: they hold
+    whatever the host's noise, and a tool that mis-times (units, a wrong event,
+    a swapped stamp) falls outside them."""
+    def windows():
+        return {(j["queue"], j["job"]): j for j in c.load()["job_list"]}
+
+    def snoop_in_windows():
+        w, bad = windows(), []
+        for e in c.get("snoop.json"):
+            j = w.get((e["queue"], e["job"]))
+            if j is None:
+                bad.append(f"job q{e['queue']}/{e['job']}: not the workload's")
+            elif not j["dev_ns"] <= e["total_ns"] <= j["done_ns"] - j["submit_ns"]:
+                bad.append(f"job q{e['queue']}/{e['job']}: total {e['total_ns']} ns outside "
+                           f"[device {j['dev_ns']}, window {j['done_ns'] - j['submit_ns']}]")
+        return (len(w) == c.load()["jobs"] and not bad and
+                len(c.get("snoop.json")) == len(w)), f"{len(w)} jobs, {len(bad)} outside", \
+            *bad[:5]
+
+    def lat_in_windows():
+        jobs = list(windows().values())
+        spans = [j["done_ns"] - j["submit_ns"] for j in jobs]
+        dev = [j["dev_ns"] for j in jobs]
+        n, tsum, tmin, tmax = c.lat_total()["total"]
+        ok = (n == len(jobs) and sum(dev) <= tsum <= sum(spans) and min(dev) <= tmin and
+              tmax <= max(spans) and tmin <= tmax)
+        return ok, f"fraclat total: count {n}, sum {tsum}, min {tmin}, max {tmax} ns", \
+            f"workload: {len(jobs)} jobs, windows sum {sum(spans)} max {max(spans)} ns, " \
+            f"device sum {sum(dev)} min {min(dev)} ns"
+
+    return [
+        ("fracsnoop: every job's total inside the workload's window, over its device time",
+         snoop_in_windows),
+        ("fraclat: total's count, sum, min and max inside the workload's windows",
+         lat_in_windows),
+    ]
+
+
 def main_checks(c):
-    def vs_bpftrace():
-        bt = {}
-        with open(f"{c.d}/bt.out") as f:
-            for line in f:
-                m = re.match(r"@(count|sum|min|max): (\d+)", line)
-                if m:
-                    bt[m.group(1)] = int(m.group(2))
-        t = c.lat_total()["total"]
-        res = [t[0] == bt["count"], f"count: fraclat {t[0]}, bpftrace {bt['count']}"]
-        for name, a, b in (("avg", t[1] / t[0], bt["sum"] / bt["count"]),
-                           ("min", t[2], bt["min"]), ("max", t[3], bt["max"])):
-            ok, msg = agree(name, a, b)
-            res[0] = res[0] and ok
-            res.append(msg)
-        return tuple(res)
-
-    def vs_trace_cmd():
-        start, tot = {}, []
-        pat = re.compile(r"\s(\d+)\.(\d{9}): (frac_job_submit|frac_fence_signal):\s+"
-                         r"dev=(\d+) queue=(\d+) ctx=(\d+) job=(\d+)")
+    def trace_cmd_count():
+        n, pat = 0, re.compile(r"frac_fence_signal:\s+dev=\d+ queue=\d+ ctx=\d+ job=\d+")
         with open(f"{c.d}/trace.txt") as f:
-            for line in f:
-                m = pat.search(line)
-                if not m:
-                    continue
-                ts = int(m.group(1)) * 10**9 + int(m.group(2))
-                key = m.groups()[3:]
-                if m.group(3) == "frac_job_submit":
-                    start[key] = ts
-                elif key in start:
-                    tot.append(ts - start.pop(key))
-        t = c.lat_total()["total"]
-        res = [t[0] == len(tot), f"count: fraclat {t[0]}, trace-cmd {len(tot)}"]
-        for name, a, b in (("avg", t[1] / t[0], sum(tot) / len(tot)),
-                           ("min", t[2], min(tot)), ("max", t[3], max(tot))):
-            ok, msg = agree(name, a, b)
-            res[0] = res[0] and ok
-            res.append(msg)
-        return tuple(res)
+            n = sum(1 for line in f if pat.search(line))
+        return n == c.load()["jobs"], f"trace-cmd saw {n} fence signals, jobs {c.load()['jobs']}"
 
-    return common_checks(c, "tp_btf", "tp_btf+fentry") + [
-        ("fraclat total agrees with bpftrace", vs_bpftrace),
-        ("fraclat total agrees with trace-cmd -C mono", vs_trace_cmd),
+    return common_checks(c, "tp_btf", "tp_btf+fentry") + truth_checks(c) + [
+        ("trace-cmd, recording alongside, saw every job", trace_cmd_count),
     ]
 
 
@@ -229,7 +223,7 @@ def main():
     if sys.argv[1] == "main":
         run(main_checks(c))
     else:
-        run(common_checks(c, "raw_tp", "raw_tp+kprobe") + fallback_checks(c))
+        run(common_checks(c, "raw_tp", "raw_tp+kprobe") + truth_checks(c) + fallback_checks(c))
     return 0
 
 
