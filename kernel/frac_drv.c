@@ -144,7 +144,8 @@ static int frac_open(struct drm_device *dev, struct drm_file *file)
 	ff->fdev = fdev;
 	init_waitqueue_head(&ff->wq);
 
-	ret = xa_alloc_cyclic(&fdev->contexts, &ff->id, ff, xa_limit_32b,
+	/* Only the id is kept: nothing looks a file up by it. */
+	ret = xa_alloc_cyclic(&fdev->contexts, &ff->id, NULL, xa_limit_32b,
 			      &fdev->context_next, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free;

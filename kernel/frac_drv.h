@@ -149,7 +149,7 @@ struct frac_device {
 	atomic_t sched_jobs;
 	wait_queue_head_t sched_jobs_wq;
 
-	struct xarray contexts;		/* Protected by its own lock */
+	struct xarray contexts;		/* ids of open files (reserved entries); own lock */
 	u32 context_next;
 
 	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */

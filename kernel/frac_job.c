@@ -129,6 +129,16 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 
 /* ---- Descriptors -------------------------------------------------------- */
 
+/* frac_build_desc() passes these uAPI values to the device unchanged. */
+static_assert(DRM_FRAC_OP_NOP == FRAC_OP_NOP && DRM_FRAC_OP_COPY == FRAC_OP_COPY &&
+	      DRM_FRAC_OP_FILL == FRAC_OP_FILL && DRM_FRAC_OP_CRC32C == FRAC_OP_CRC32C &&
+	      DRM_FRAC_OP_GEMM == FRAC_OP_GEMM && DRM_FRAC_OP_TIMESTAMP == FRAC_OP_TIMESTAMP,
+	      "uAPI opcodes are the device's");
+static_assert(DRM_FRAC_GEMM_FP32 == FRAC_GEMM_FP32 && DRM_FRAC_GEMM_INT8 == FRAC_GEMM_INT8,
+	      "uAPI GEMM types are the device's");
+static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES,
+	      "a job's commands fit the ring (the scheduler's credits)");
+
 /*
  * Point a descriptor operand at @op. Device BOs are offsets in device memory.
  * A host range inside one DMA segment is a plain address; otherwise the slot's
