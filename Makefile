@@ -108,7 +108,8 @@ test-guest: qemu
 # even when every test passed. The IOMMU lane: the same with -device intel-iommu, where a DMAR
 # fault fails too. See tests/guest/README.md.
 DEBUG_GROUPS := driver faults reload removal \
-	$(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/fuzz*.sh)) pcie
+	$(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/errinj.sh tests/guest/regress.sh \
+		tests/guest/fuzz*.sh)) pcie
 IOMMU_GROUPS := driver faults
 IOMMU_ARGS   ?=
 TAP_DIRS     := $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu
