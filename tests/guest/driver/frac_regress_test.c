@@ -1,0 +1,1097 @@
+// SPDX-License-Identifier: MIT
+/*
+ * frac_regress_test: regression tests for the kernel defects of issue 9,
+ * which an abuse program found and none of the other tests saw. Each test is
+ * named after the bug it pins, and says in its comment what it did before
+ * the fix.
+ *
+ * Every test ends with a look at the kernel log: a defect that oopses kills
+ * the thread in the ioctl (not necessarily the process), so "no BUG:, Oops,
+ * WARNING:, UBSAN or general protection fault since the test began" is part
+ * of what each test asserts.
+ *
+ * The harness runs a fixture's tests last to first: the two that oopsed
+ * before their fixes come first in this file, so that they run last (the
+ * import's double free could wedge the guest).
+ *
+ * Fixtures, so a runner can pick what fits the module parameters it loaded:
+ *   regress  with the default parameters
+ *   timeout  needs job_timeout_ms <= 20 (regress.sh loads job_timeout_ms=1)
+ *   unplug   removes the device through sysfs: run it last, rescan after
+ */
+#define _GNU_SOURCE	/* sched_setaffinity, CPU_SET, memfd_create */
+#include <grp.h>
+#include <setjmp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <linux/udmabuf.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "frac_test.h"
+
+#define NOBODY		65534
+
+/* ---- The kernel log --------------------------------------------------- */
+
+/* /dev/kmsg positioned at its end: what it returns next was logged after. */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static const char * const kmsg_bad[] = {
+	"BUG:", "Oops", "WARNING:", "UBSAN", "general protection fault",
+	"double free", "kernel BUG",
+};
+
+/*
+ * Number of records logged since kmsg_open() that show a kernel bug; the
+ * first few are printed as diagnostics.
+ */
+static int kmsg_bugs(int fd)
+{
+	char rec[2048];
+	int bad = 0;
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		const char *msg;
+		size_t i;
+
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on with the next */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		msg = msg ? msg + 1 : rec;
+		for (i = 0; i < FRAC_ARRAY_SIZE(kmsg_bad); i++) {
+			if (strstr(msg, kmsg_bad[i])) {
+				if (bad++ < 8)
+					fprintf(stderr, "# kernel: %s", msg);
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+/* The kernel logged no bug since the fixture opened its kmsg. */
+#define EXPECT_KMSG_CLEAN(fd) \
+	EXPECT_EQ(0, kmsg_bugs(fd)) TH_LOG("the kernel logged a bug (see above)")
+
+/* ---- Helpers ----------------------------------------------------------- */
+
+/* Become nobody: no capabilities left (no CAP_SYS_NICE, no CAP_SYS_ADMIN). */
+static int drop_to_nobody(void)
+{
+	if (getuid() == NOBODY)
+		return 0;
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return -errno;
+	return geteuid() == NOBODY && getegid() == NOBODY ? 0 : -EPERM;
+}
+
+static int bo_info(int fd, uint32_t handle, struct drm_frac_bo_info *info)
+{
+	frac_poison(info, sizeof(*info));
+	info->handle = handle;
+	return frac_t_ioctl(fd, DRM_IOCTL_FRAC_BO_INFO, info);
+}
+
+/* Sample a u64 every @stride bytes of @map into @out (@n samples). */
+static void sample(const void *map, uint64_t stride, uint64_t *out, size_t n)
+{
+	const volatile uint8_t *p = map;
+	size_t i;
+
+	__sync_synchronize();
+	for (i = 0; i < n; i++)
+		out[i] = *(const volatile uint64_t *)(p + i * stride);
+}
+
+/* Index of the first sample that differs, or -1. */
+static long sample_diff(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (long)i;
+	return -1;
+}
+
+/* ---- regress: default module parameters -------------------------------- */
+
+FIXTURE(regress) {
+	struct frac_dev dev;
+	int kmsg;
+};
+
+FIXTURE_SETUP(regress)
+{
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	FRAC_OPEN_OR_SKIP(&self->dev);
+}
+
+FIXTURE_TEARDOWN(regress)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * Import a dma-buf with more DMA segments than the device takes.
+ *
+ * Regression: when frac_bo_build_sgl() failed in the import (more than
+ * sgl_max - 2 = 65534 segments: -E2BIG; or -ENOMEM), the error path put the
+ * GEM object before the PRIME core had set import_attach, so the shmem
+ * helper freed the exporter's sg_table as if it were its own, and the PRIME
+ * core's unmap freed it again: a double free. A udmabuf of 65536 separate
+ * 4 KiB pieces of a memfd (every other page, so no two are adjacent) has
+ * 65536 segments. The import must fail with -E2BIG and change nothing, a
+ * second try fail the same way, a small udmabuf then import and work, and
+ * the kernel log stay clean.
+ */
+#define UDMA_PIECES	65536u
+
+static int write_param(const char *path, long v, long *old)
+{
+	uint64_t cur = 0;
+	char buf[32];
+	int ret = frac_t_read_u64(path, &cur);
+
+	if (ret)
+		return ret;
+	*old = (long)cur;
+	if ((long)cur >= v)
+		return 0;
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return frac_t_write_str(path, buf);
+}
+
+static int udmabuf_of(int udma, int memfd, uint64_t piece, uint64_t stride, uint32_t count)
+{
+	size_t size = sizeof(struct udmabuf_create_list) +
+		      (size_t)count * sizeof(struct udmabuf_create_item);
+	struct udmabuf_create_list *l = calloc(1, size);
+	uint32_t i;
+	int ret;
+
+	if (!l)
+		return -ENOMEM;
+	l->flags = UDMABUF_FLAGS_CLOEXEC;
+	l->count = count;
+	for (i = 0; i < count; i++) {
+		l->list[i].memfd = (uint32_t)memfd;
+		l->list[i].offset = (uint64_t)i * stride;
+		l->list[i].size = piece;
+	}
+	ret = ioctl(udma, UDMABUF_CREATE_LIST, l);
+	if (ret < 0)
+		ret = -errno;
+	free(l);
+	return ret;
+}
+
+TEST_F_TIMEOUT(regress, prime_import_too_many_segments_double_free, 120)
+{
+	static const char lim_path[] = "/sys/module/udmabuf/parameters/list_limit";
+	static const char size_path[] = "/sys/module/udmabuf/parameters/size_limit_mb";
+	const uint64_t small = 16 * FRAC_PAGE;
+	struct drm_prime_handle imp, want;
+	long old_lim = -1, old_size = -1;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo bo = { 0 };
+	int udma, memfd, memfd2, big, little, ret;
+	uint8_t *data;
+	char buf[32];
+
+	udma = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (udma < 0)
+		SKIP(return, "no /dev/udmabuf (CONFIG_UDMABUF)");
+	/* udmabuf takes 1024 pieces and 64 MiB by default. */
+	if (write_param(lim_path, UDMA_PIECES, &old_lim) ||
+	    write_param(size_path, 512, &old_size))
+		SKIP(return, "cannot raise udmabuf's list_limit and size_limit_mb");
+
+	memfd = memfd_create("frac-regress-big", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	ASSERT_LE(0, memfd);
+	ASSERT_EQ(0, ftruncate(memfd, (off_t)(2ull * UDMA_PIECES * FRAC_PAGE)));
+	ASSERT_EQ(0, fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK));
+	big = udmabuf_of(udma, memfd, FRAC_PAGE, 2 * FRAC_PAGE, UDMA_PIECES);
+	ASSERT_LE(0, big) TH_LOG("UDMABUF_CREATE_LIST: %s", strerror(-big));
+
+	memset(&imp, 0, sizeof(imp));
+	imp.fd = big;
+	imp.handle = FRAC_POISON32;
+	want = imp;
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	EXPECT_EQ(-E2BIG, ret) TH_LOG("import: %s", strerror(-ret));
+	EXPECT_EQ(0, memcmp(&imp, &want, sizeof(imp))) TH_LOG("the failed import changed its args");
+	EXPECT_KMSG_CLEAN(self->kmsg);
+
+	/* Again: the exporter's mapping is intact, and it fails the same way. */
+	imp = want;
+	EXPECT_EQ(-E2BIG, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	close(big);
+	close(memfd);
+
+	/* A small udmabuf imports and works. */
+	memfd2 = memfd_create("frac-regress-small", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	ASSERT_LE(0, memfd2);
+	ASSERT_EQ(0, ftruncate(memfd2, (off_t)small));
+	ASSERT_EQ(0, fcntl(memfd2, F_ADD_SEALS, F_SEAL_SHRINK));
+	data = mmap(NULL, small, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
+	ASSERT_NE(MAP_FAILED, data);
+	frac_fill_random(data, small, 9);
+	little = udmabuf_of(udma, memfd2, FRAC_PAGE, 2 * FRAC_PAGE, (uint32_t)(small / FRAC_PAGE / 2));
+	ASSERT_LE(0, little) TH_LOG("UDMABUF_CREATE_LIST: %s", strerror(-little));
+	memset(&imp, 0, sizeof(imp));
+	imp.fd = little;
+	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp));
+	bo.handle = imp.handle;
+	bo.size = small / 2;
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_crc32c(&cl, &bo, FRAC_PAGE - 8, 16, 0));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	{
+		/* Pieces are every other page: BO bytes 4088..4103 are memfd 4088..4095, 8192..8199. */
+		uint8_t ref[16];
+
+		memcpy(ref, data + FRAC_PAGE - 8, 8);
+		memcpy(ref + 8, data + 2 * FRAC_PAGE, 8);
+		EXPECT_EQ((uint64_t)frac_crc32c(0, ref, 16), res.result);
+	}
+	frac_bo_destroy(&self->dev, &bo);
+	close(little);
+	munmap(data, small);
+	close(memfd2);
+	close(udma);
+
+	if (old_lim >= 0 && old_lim < (long)UDMA_PIECES) {
+		snprintf(buf, sizeof(buf), "%ld", old_lim);
+		frac_t_write_str(lim_path, buf);
+	}
+	if (old_size >= 0 && old_size < 512) {
+		snprintf(buf, sizeof(buf), "%ld", old_size);
+		frac_t_write_str(size_path, buf);
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * WAIT on a job id SUBMIT has just published, from another thread, by an
+ * unprivileged user.
+ *
+ * Regression: SUBMIT stored the job in the file's id table before it had
+ * set job->finished, so a WAIT on the next id (ids are allocated cyclically
+ * from 1, so the next one is easy to guess) found the job and dereferenced
+ * the NULL fence: a kernel NULL pointer dereference any user who can open
+ * the device could trigger. Submitters on two queues with jobs that name
+ * many BOs (the reservation locking widens the window) race WAITs with
+ * timeout 0 on the ids that come next, for a bounded number of jobs, after
+ * dropping to nobody. Every WAIT must return 0, -ETIME or -EINVAL, every
+ * submitter's own WAIT 0 or -EINVAL (a racer saw it end first), and the
+ * kernel log stay clean.
+ */
+#define RACE_BOS	32
+#define RACE_JOBS	800	/* per submitter */
+#define RACE_SUBMITTERS	2
+#define RACE_WAITERS	2
+
+struct race {
+	int fd;
+	uint32_t nq;
+	struct frac_bo bos[RACE_BOS];
+	uint32_t last_id;		/* highest id returned by SUBMIT */
+	int stop;
+	int bad_submit, bad_wait, bad_status;	/* first unexpected value, 0 if none */
+	unsigned long waits, hits;
+	int waiters_done;		/* waiters that got back from every ioctl */
+};
+
+static void race_note(int *slot, int val)
+{
+	__sync_bool_compare_and_swap(slot, 0, val);
+}
+
+static void *race_submitter(void *arg)
+{
+	struct race *r = ((struct race **)arg)[0];
+	int idx = (int)(intptr_t)((void **)arg)[1];
+	struct drm_frac_cmd cmds[RACE_BOS];
+	struct drm_frac_wait w;
+	int i, ret;
+
+	memset(cmds, 0, sizeof(cmds));
+	for (i = 0; i < RACE_BOS; i++) {
+		cmds[i].op = DRM_FRAC_OP_FILL;
+		cmds[i].dst_handle = r->bos[i].handle;
+		cmds[i].len = 64;
+		cmds[i].arg[0] = (uint32_t)i;
+	}
+	for (i = 0; i < RACE_JOBS && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); i++) {
+		uint32_t id, last;
+
+		ret = frac_t_submit(r->fd, cmds, RACE_BOS, (uint32_t)idx % r->nq, 0, 0, &id);
+		if (ret) {
+			race_note(&r->bad_submit, ret);
+			break;
+		}
+		last = __atomic_load_n(&r->last_id, __ATOMIC_RELAXED);
+		while ((int32_t)(id - last) > 0 &&
+		       !__atomic_compare_exchange_n(&r->last_id, &last, id, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		ret = frac_t_wait(r->fd, id, 30 * FRAC_NSEC, &w);
+		if (ret && ret != -EINVAL)
+			race_note(&r->bad_wait, ret);
+		else if (!ret && w.status)
+			race_note(&r->bad_status, w.status);
+	}
+	return NULL;
+}
+
+static void *race_waiter(void *arg)
+{
+	struct race *r = arg;
+	unsigned long waits = 0, hits = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		uint32_t last = __atomic_load_n(&r->last_id, __ATOMIC_RELAXED);
+		uint32_t d;
+
+		for (d = 1; d <= RACE_SUBMITTERS + 1; d++) {
+			struct drm_frac_wait w;
+			int ret = frac_t_wait(r->fd, last + d, 0, &w);
+
+			waits++;
+			if (ret == -EINVAL)
+				continue;
+			hits++;
+			if (ret && ret != -ETIME)
+				race_note(&r->bad_wait, ret);
+			else if (!ret && w.status)
+				race_note(&r->bad_status, w.status);
+		}
+	}
+	__atomic_fetch_add(&r->waits, waits, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->hits, hits, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->waiters_done, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(regress, wait_on_published_id_before_fence_null_deref, 120)
+{
+	pthread_t sub[RACE_SUBMITTERS], wai[RACE_WAITERS];
+	void *sub_arg[RACE_SUBMITTERS][2];
+	struct race *r = calloc(1, sizeof(*r));
+	int i, ret;
+
+	ASSERT_NE(NULL, r);
+	r->fd = self->dev.fd;
+	r->nq = self->dev.num_queues;
+	for (i = 0; i < RACE_BOS; i++)
+		ASSERT_EQ(0, frac_bo_create(&self->dev, FRAC_PAGE, 0, &r->bos[i]));
+
+	/* Opened as root by the rig; the rest runs as nobody. */
+	ret = drop_to_nobody();
+	ASSERT_EQ(0, ret) TH_LOG("setuid(nobody): %s", strerror(-ret));
+	ASSERT_EQ(NOBODY, (int)geteuid());
+
+	for (i = 0; i < RACE_WAITERS; i++)
+		ASSERT_EQ(0, pthread_create(&wai[i], NULL, race_waiter, r));
+	for (i = 0; i < RACE_SUBMITTERS; i++) {
+		sub_arg[i][0] = r;
+		sub_arg[i][1] = (void *)(intptr_t)i;
+		ASSERT_EQ(0, pthread_create(&sub[i], NULL, race_submitter, sub_arg[i]));
+	}
+	/*
+	 * A thread that oopses in the kernel dies alone: joining it still
+	 * returns, and the kernel log tells.
+	 */
+	for (i = 0; i < RACE_SUBMITTERS; i++)
+		pthread_join(sub[i], NULL);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < RACE_WAITERS; i++)
+		pthread_join(wai[i], NULL);
+	TH_LOG("%u jobs, %lu racing WAITs, %lu found a job", r->last_id, r->waits, r->hits);
+
+	EXPECT_EQ(RACE_WAITERS, r->waiters_done) TH_LOG("a WAIT thread died in the kernel");
+	EXPECT_EQ(0, r->bad_submit) TH_LOG("SUBMIT: %s", strerror(-r->bad_submit));
+	EXPECT_EQ(0, r->bad_wait) TH_LOG("WAIT: %s", strerror(-r->bad_wait));
+	EXPECT_EQ(0, r->bad_status) TH_LOG("a job ended with %s", strerror(-r->bad_status));
+	EXPECT_LE((uint32_t)(RACE_SUBMITTERS * RACE_JOBS / 2), r->last_id);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+	for (i = 0; i < RACE_BOS; i++)
+		frac_bo_destroy(&self->dev, &r->bos[i]);
+	free(r);
+}
+
+/*
+ * A new BO reads as zeros, whatever the file that had its memory before.
+ *
+ * Regression: device memory was handed out uncleared: a fresh 1 MiB device
+ * BO of a second file held the first file's freed data. File A fills a BO
+ * through its mapping and frees it; file B allocates the same size (the
+ * allocator's best fit is the range A freed) and must read zeros. Host BOs
+ * (shmem) the same way.
+ */
+static void new_bo_reads_zero(struct __test_metadata *_metadata, struct frac_dev *a,
+			      uint32_t flags)
+{
+	const uint64_t size = 1 << 20;
+	struct drm_frac_bo_info ia, ib;
+	struct frac_dev b;
+	struct frac_bo x = { 0 }, y = { 0 };
+	uint8_t *got;
+	long bad;
+
+	ASSERT_EQ(0, frac_open(a->index, &b));
+	ASSERT_EQ(0, frac_t_bo(a, size, flags, &x));
+	ASSERT_EQ(0, bo_info(a->fd, x.handle, &ia));
+	memset(x.map, 0x5a, size);
+	__sync_synchronize();
+	frac_bo_destroy(a, &x);
+	frac_close(a);
+	a->fd = -1;
+
+	ASSERT_EQ(0, frac_t_bo(&b, size, flags, &y));
+	ASSERT_EQ(0, bo_info(b.fd, y.handle, &ib));
+	if (flags & DRM_FRAC_BO_DEVMEM && ib.devmem_offset != ia.devmem_offset)
+		TH_LOG("B got device offset %#llx, A had %#llx", (unsigned long long)ib.devmem_offset,
+		       (unsigned long long)ia.devmem_offset);
+	got = malloc(size);
+	ASSERT_NE(NULL, got);
+	frac_t_read(&y, 0, got, size);
+	bad = frac_check_byte(got, size, 0);
+	EXPECT_EQ(-1, bad) TH_LOG("%s BO byte %ld reads %#x, not 0", frac_t_placement(flags), bad,
+				  bad >= 0 ? got[bad] : 0);
+	free(got);
+	frac_bo_destroy(&b, &y);
+	frac_close(&b);
+}
+
+TEST_F(regress, devmem_bo_handed_out_uncleared)
+{
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || !self->dev.devmem_size)
+		SKIP(return, "no device memory");
+	new_bo_reads_zero(_metadata, &self->dev, DRM_FRAC_BO_DEVMEM);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+TEST_F(regress, host_bo_handed_out_uncleared)
+{
+	new_bo_reads_zero(_metadata, &self->dev, 0);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * A SUBMIT that fails changes nothing the caller passed in.
+ *
+ * Regression: with DRM_FRAC_SUBMIT_LOCAL_QUEUE, SUBMIT wrote the chosen
+ * queue into @queue before it had checked the commands, and the DRM core
+ * copies the struct back even when the ioctl fails: the caller's struct now
+ * named a queue with LOCAL_QUEUE, so a retry failed with -EINVAL instead of
+ * the first error. Pinned to each CPU (each CPU has its own local queue), a
+ * SUBMIT naming a handle that does not exist must fail with -ENOENT, leave
+ * the struct as it was, and fail the same way again.
+ */
+TEST_F(regress, submit_local_queue_failure_writes_queue)
+{
+	struct drm_frac_cmd cmd = {
+		.op = DRM_FRAC_OP_FILL, .dst_handle = 0x7fffffff, .len = 64,
+	};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t orig, one;
+	int cpu, tried = 0;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(orig), &orig));
+	for (cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
+		struct drm_frac_submit s = {
+			.cmds = (uintptr_t)&cmd,
+			.cmd_count = 1,
+			.cmd_size = sizeof(cmd),
+			.priority = DRM_FRAC_PRIO_NORMAL,
+			.flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE,
+			.job_id = FRAC_POISON32,
+		};
+		struct drm_frac_submit want = s;
+
+		if (!CPU_ISSET(cpu, &orig))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+		tried++;
+		EXPECT_EQ(-ENOENT, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s));
+		EXPECT_EQ(0, memcmp(&s, &want, sizeof(s))) {
+			TH_LOG("CPU %d: the failed SUBMIT wrote queue %u, job_id %#x", cpu,
+			       s.queue, s.job_id);
+		}
+		/* The retry fails for the same reason, not for a queue it never passed. */
+		EXPECT_EQ(-ENOENT, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s));
+	}
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(orig), &orig));
+	EXPECT_LT(0, tried);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * A WAIT interrupted by signals still ends by its timeout.
+ *
+ * Regression: WAIT's timeout is relative, and an interrupted WAIT (handlers
+ * with SA_RESTART) was restarted with the same struct, so it began its whole
+ * timeout again on every signal: a 1 s WAIT under a signal every 100 ms
+ * returned after 5 s, when the job ended. A job held 3.5 s by injected
+ * latency, a 1 s WAIT, a signal every 50 ms: the WAIT must fail with -ETIME
+ * within 3 s (3x its timeout: a bound on the bug, not a speed test).
+ */
+static volatile sig_atomic_t storm_sigs;
+
+static void storm_handler(int sig)
+{
+	(void)sig;
+	storm_sigs++;
+}
+
+struct storm {
+	pthread_t target;
+	int stop;
+};
+
+static void *storm_thread(void *arg)
+{
+	struct storm *st = arg;
+
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
+		usleep(50000);
+		pthread_kill(st->target, SIGUSR1);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(regress, wait_timeout_restarts_on_every_signal, 60)
+{
+	struct sigaction sa = { .sa_handler = storm_handler, .sa_flags = SA_RESTART };
+	struct storm st = { .target = pthread_self() };
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w;
+	pthread_t thr;
+	int64_t t0, elapsed;
+	uint32_t id;
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 0 3500"));
+	ASSERT_EQ(0, frac_t_submit(self->dev.fd, &cmd, 1, 0, 0, 0, &id));
+
+	ASSERT_EQ(0, pthread_create(&thr, NULL, storm_thread, &st));
+	frac_poison(&w, sizeof(w));
+	w.job_id = id;
+	w.flags = 0;
+	w.timeout_ns = FRAC_NSEC;
+	t0 = frac_mono_ns();
+	ret = ioctl(self->dev.fd, DRM_IOCTL_FRAC_WAIT, &w) ? -errno : 0;
+	elapsed = frac_mono_ns() - t0;
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thr, NULL);
+	TH_LOG("WAIT 1 s under %d signals: %s after %lld ms", (int)storm_sigs, strerror(-ret),
+	       (long long)(elapsed / 1000000));
+	EXPECT_EQ(-ETIME, ret);
+	EXPECT_LT(elapsed, 3 * FRAC_NSEC);
+	EXPECT_LT(5, (int)storm_sigs);
+
+	/* The job itself ends well (unless that WAIT already saw it end). */
+	if (ret == -ETIME) {
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+		EXPECT_EQ(0, w.status);
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * High priority is for those allowed to raise their priority.
+ *
+ * Regression: any user could submit at DRM_FRAC_PRIO_HIGH and starve every
+ * other file's normal jobs. After dropping to nobody (no CAP_SYS_NICE),
+ * SUBMIT at HIGH must fail with -EACCES and change nothing; NORMAL and LOW
+ * still work.
+ */
+TEST_F(regress, prio_high_for_unprivileged_users)
+{
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_submit s = {
+		.cmds = (uintptr_t)&cmd,
+		.cmd_count = 1,
+		.cmd_size = sizeof(cmd),
+		.priority = DRM_FRAC_PRIO_HIGH,
+		.job_id = FRAC_POISON32,
+	}, want = s;
+	struct drm_frac_wait w;
+	uint32_t id, p;
+	int ret;
+
+	ret = drop_to_nobody();
+	ASSERT_EQ(0, ret) TH_LOG("setuid(nobody): %s", strerror(-ret));
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s);
+	EXPECT_EQ(-EACCES, ret) TH_LOG("SUBMIT at HIGH as nobody: %s", ret ? strerror(-ret) : "ok");
+	if (!ret)
+		frac_t_wait(self->dev.fd, s.job_id, 30 * FRAC_NSEC, &w);
+	else
+		EXPECT_EQ(0, memcmp(&s, &want, sizeof(s)));
+	for (p = DRM_FRAC_PRIO_LOW; p <= DRM_FRAC_PRIO_NORMAL; p++) {
+		s = want;
+		s.priority = p;
+		ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s));
+		id = s.job_id;
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+		EXPECT_EQ(0, w.status);
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * Jobs nobody waits for are limited per file.
+ *
+ * Regression: a file's ended jobs were kept until someone WAITed for them,
+ * with no limit: 20000 never-waited jobs piled up in the kernel. SUBMIT must
+ * take DRM_FRAC_MAX_UNWAITED of them and refuse one more with -EBUSY,
+ * changing nothing, however many have ended; a WAIT that sees one end makes
+ * room for one more job.
+ */
+TEST_F_TIMEOUT(regress, unwaited_jobs_pile_up_without_limit, 120)
+{
+#ifndef DRM_FRAC_MAX_UNWAITED
+	SKIP(return, "the uAPI header has no DRM_FRAC_MAX_UNWAITED");
+#else
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_submit s = {
+		.cmds = (uintptr_t)&cmd,
+		.cmd_count = 1,
+		.cmd_size = sizeof(cmd),
+		.priority = DRM_FRAC_PRIO_NORMAL,
+		.job_id = FRAC_POISON32,
+	}, want = s;
+	struct drm_frac_wait w;
+	uint32_t i, first = 0, id = 0;
+	int ret = 0;
+
+	for (i = 0; i < DRM_FRAC_MAX_UNWAITED; i++) {
+		ret = frac_t_submit(self->dev.fd, &cmd, 1, i % self->dev.num_queues, 0, 0, &id);
+		if (ret)
+			break;
+		if (!first)
+			first = id;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("job %u of %u: %s", i, DRM_FRAC_MAX_UNWAITED, strerror(-ret));
+	/* Ended or not, each holds its id until a WAIT sees it ended. */
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s);
+	EXPECT_EQ(-EBUSY, ret) TH_LOG("job %u: %s", DRM_FRAC_MAX_UNWAITED + 1,
+				      ret ? strerror(-ret) : "accepted");
+	if (ret) {
+		EXPECT_EQ(0, memcmp(&s, &want, sizeof(s)));
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, first, 30 * FRAC_NSEC, &w));
+		s = want;
+		EXPECT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s));
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+#endif
+}
+
+/* ---- Jobs called over while the device still runs them ------------------ */
+
+/*
+ * The device stops writing before the driver calls a job over.
+ *
+ * Regression: a queue reset after a timeout and a device reset signalled the
+ * fences of the jobs on the ring (and released their BOs) as soon as they
+ * had written the reset register, while the device could still be inside a
+ * command: a device->device COPY is one memmove. Timed-out jobs wrote their
+ * destination after WAIT had returned -ETIMEDOUT, and a BO a second file
+ * allocated on the freed range received the dead job's data.
+ *
+ * The longest devmem COPY the device memory allows (half of it onto the
+ * other half; `--prop mem-size=1G` makes the window wider) is called over
+ * while it runs: by a device reset (debugfs reset, once the copy is seen to
+ * have begun), or by the job timeout (fixture timeout: regress.sh loads
+ * job_timeout_ms=1, one jiffy). Once WAIT has returned, either the
+ * destination, sampled at 4096 places through its mapping, must never change
+ * again; or the destination is freed at once, a second file allocates its
+ * range, and that new BO must never change.
+ */
+#define SETTLE_US	300000
+
+enum call_over { BY_TIMEOUT, BY_DEVICE_RESET };
+enum watch { WATCH_DST, WATCH_REUSED_RANGE };
+
+static int debugfs_reset(const struct frac_dev *dev)
+{
+	char bdf[64], path[256];
+	int ret = frac_t_bdf(dev, bdf, sizeof(bdf));
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/reset", bdf);
+	return frac_t_write_str(path, "1");
+}
+
+static void cpu_fill(void *map, uint64_t size, uint64_t v)
+{
+	volatile uint64_t *p = map;
+	uint64_t i;
+
+	for (i = 0; i < size / 8; i++)
+		p[i] = v;
+	__sync_synchronize();
+}
+
+static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
+					  struct frac_dev *dev, enum call_over how,
+					  enum watch what)
+{
+	/* 4096 samples: a snapshot must take far less time than the copy. */
+	uint64_t size = dev->devmem_size / 2, n = 4096, stride = size / n;
+	uint64_t *s0 = calloc(n, 8), *s1 = calloc(n, 8);
+	struct drm_frac_bo_info idst, inew;
+	struct frac_bo src = { 0 }, dst = { 0 }, fresh = { 0 };
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_COPY };
+	struct frac_dev other = { .fd = -1 };
+	const char *which = "the destination";
+	struct drm_frac_wait w;
+	int64_t t_wait;
+	void *map;
+	uint32_t id;
+	long d;
+	int i, ret;
+
+	if (!(dev->features & DRM_FRAC_FEAT_DEVMEM) || size < (1 << 20))
+		SKIP(return, "no device memory to speak of");
+	ASSERT_NE(NULL, s0);
+	ASSERT_NE(NULL, s1);
+	ASSERT_EQ(0, frac_open(dev->index, &other));
+	ASSERT_EQ(0, frac_t_bo(dev, size, DRM_FRAC_BO_DEVMEM, &src));
+	ASSERT_EQ(0, frac_t_bo(dev, size, DRM_FRAC_BO_DEVMEM, &dst));
+	ASSERT_EQ(0, bo_info(dev->fd, dst.handle, &idst));
+	/* Through the mappings: a job of this size would itself time out. */
+	cpu_fill(src.map, size, 0xc0ffee11c0ffee11ull + how * 2 + what);
+	cpu_fill(dst.map, size, 0);
+
+	cmd.src_handle = src.handle;
+	cmd.dst_handle = dst.handle;
+	cmd.len = size;
+	ASSERT_EQ(0, frac_t_submit(dev->fd, &cmd, 1, 0, 0, 0, &id));
+	if (how == BY_DEVICE_RESET) {
+		/*
+		 * Once the copy has begun (one of 64 pages across the
+		 * destination changed), or after 2 s.
+		 */
+		for (i = 0; i < 4000; i++) {
+			sample(dst.map, size / 64, s0, 64);
+			if (sample_diff(s0, s1, 64) >= 0)	/* s1: zeros */
+				break;
+			usleep(500);
+		}
+		ASSERT_EQ(0, debugfs_reset(dev));
+	}
+	ASSERT_EQ(0, frac_t_wait(dev->fd, id, 60 * FRAC_NSEC, &w));
+	t_wait = frac_mono_ns();
+	if (what == WATCH_DST) {
+		map = dst.map;
+	} else {
+		/* Free the range at once; another file allocates it. */
+		which = "another file's new BO on the freed range";
+		frac_bo_destroy(dev, &dst);
+		for (i = 0; i < 2000; i++) {
+			ret = frac_bo_create(&other, size, DRM_FRAC_BO_DEVMEM, &fresh);
+			if (!ret) {
+				ASSERT_EQ(0, bo_info(other.fd, fresh.handle, &inew));
+				if (inew.devmem_offset == idst.devmem_offset) {
+					ASSERT_EQ(0, frac_bo_map(&other, &fresh));
+					break;
+				}
+				frac_bo_destroy(&other, &fresh);
+			} else {
+				ASSERT_EQ(-ENOSPC, ret);
+			}
+			usleep(500);	/* the job still holds the range */
+		}
+		ASSERT_GT(2000, i) TH_LOG("the destination's range was never freed");
+		TH_LOG("the range was allocated again %lld ms after WAIT returned",
+		       (long long)((frac_mono_ns() - t_wait) / 1000000));
+		map = fresh.map;
+	}
+	sample(map, stride, s0, n);
+	if (w.status == 0)
+		SKIP(goto out, "the %llu MiB copy ended before it was called over: raise mem-size",
+		     (unsigned long long)(size >> 20));
+	EXPECT_EQ(how == BY_TIMEOUT ? -ETIMEDOUT : -EIO, w.status);
+
+	/* Called over: from now on nothing writes there. */
+	usleep(SETTLE_US);
+	sample(map, stride, s1, n);
+	d = sample_diff(s0, s1, n);
+	EXPECT_EQ(-1, d) {
+		TH_LOG("%s changed after WAIT returned, at %#llx: %#llx -> %#llx", which,
+		       (unsigned long long)(d * stride), (unsigned long long)s0[d],
+		       (unsigned long long)s1[d]);
+	}
+out:
+	frac_bo_destroy(&other, &fresh);
+	frac_close(&other);
+	frac_bo_destroy(dev, &src);
+	frac_bo_destroy(dev, &dst);
+	free(s0);
+	free(s1);
+}
+
+TEST_F_TIMEOUT(regress, devmem_copy_writes_after_device_reset, 120)
+{
+	if (access("/sys/kernel/debug/accel", F_OK))
+		SKIP(return, "no debugfs");
+	devmem_writes_after_call_over(_metadata, &self->dev, BY_DEVICE_RESET, WATCH_DST);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+TEST_F_TIMEOUT(regress, devmem_copy_writes_reused_range_after_device_reset, 120)
+{
+	if (access("/sys/kernel/debug/accel", F_OK))
+		SKIP(return, "no debugfs");
+	devmem_writes_after_call_over(_metadata, &self->dev, BY_DEVICE_RESET,
+				      WATCH_REUSED_RANGE);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/* ---- timeout: a short job_timeout_ms ------------------------------------ */
+
+FIXTURE(timeout) {
+	struct frac_dev dev;
+	int kmsg;
+};
+
+FIXTURE_SETUP(timeout)
+{
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	if (frac_t_modparam("job_timeout_ms", 5000) > 20)
+		SKIP(return, "needs job_timeout_ms <= 20 (regress.sh loads 1)");
+}
+
+FIXTURE_TEARDOWN(timeout)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/* The driver's "timed out, resetting queue" is a warning of its own, not a WARNING:. */
+TEST_F_TIMEOUT(timeout, devmem_copy_writes_after_timeout_reset, 120)
+{
+	devmem_writes_after_call_over(_metadata, &self->dev, BY_TIMEOUT, WATCH_DST);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+TEST_F_TIMEOUT(timeout, devmem_copy_writes_reused_range_after_timeout_reset, 120)
+{
+	devmem_writes_after_call_over(_metadata, &self->dev, BY_TIMEOUT, WATCH_REUSED_RANGE);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/* ---- unplug: removes the device ---------------------------------------- */
+
+FIXTURE(unplug) {
+	struct frac_dev dev;
+	int kmsg;
+	char bdf[64];
+};
+
+FIXTURE_SETUP(unplug)
+{
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	ASSERT_EQ(0, frac_t_bdf(&self->dev, self->bdf, sizeof(self->bdf)));
+}
+
+FIXTURE_TEARDOWN(unplug)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * mmap of a device BO racing the device's removal.
+ *
+ * Regression: frac_devmem_mmap() did not hold drm_dev_enter() while it
+ * mapped the BAR. The DRM core refuses an mmap once the device is unplugged,
+ * and the unplug zaps the mappings it finds, but an mmap that had passed the
+ * core's check before the unplug and was still in io_remap_pfn_range() (its
+ * VMA not yet linked where the zap looks) when the unplug's zap ran kept a
+ * live mapping of the BAR's physical range after the removal: memory the PCI
+ * core had released and may give to another device. Two threads map and
+ * unmap a BO of half the device memory (the biggest, slowest remap) in a
+ * loop while the device is removed; every mapping that returned once the
+ * removal had begun, and one made before it, must fault (SIGBUS) afterwards, and an
+ * mmap after the removal must fail with -ENODEV. On the driver before the
+ * fix this fails only when the race is won: the deterministic parts passed.
+ */
+#define UNPLUG_KEEP	64
+
+struct unplug_race {
+	int fd;
+	uint64_t size, offset;
+	int started, done;
+	pthread_mutex_t lock;
+	void *kept[UNPLUG_KEEP];
+	int nkept, maps, enodev, other_err;
+};
+
+static void *unplug_mapper(void *arg)
+{
+	struct unplug_race *r = arg;
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+		void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+			       (off_t)r->offset);
+		/* Kept if it returned once the removal had begun. */
+		int started = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE);
+
+		if (p == MAP_FAILED) {
+			pthread_mutex_lock(&r->lock);
+			if (errno == ENODEV)
+				r->enodev++;
+			else
+				r->other_err = errno;
+			pthread_mutex_unlock(&r->lock);
+			if (errno == ENODEV)
+				break;
+			continue;
+		}
+		pthread_mutex_lock(&r->lock);
+		r->maps++;
+		if (started && r->nkept < UNPLUG_KEEP) {
+			r->kept[r->nkept++] = p;
+			p = NULL;
+		}
+		pthread_mutex_unlock(&r->lock);
+		if (p)
+			munmap(p, r->size);
+	}
+	return NULL;
+}
+
+static sigjmp_buf bus_jmp;
+
+static void bus_handler(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
+}
+
+/* Does reading the first byte of @p fault? */
+static bool faults(const void *p)
+{
+	struct sigaction sa = { .sa_handler = bus_handler }, old;
+	bool f;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	sigaction(SIGSEGV, &sa, NULL);
+	if (sigsetjmp(bus_jmp, 1)) {
+		f = true;
+	} else {
+		(void)*(const volatile uint8_t *)p;
+		f = false;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	signal(SIGSEGV, SIG_DFL);
+	return f;
+}
+
+TEST_F_TIMEOUT(unplug, devmem_mmap_races_unplug, 120)
+{
+	struct unplug_race *r = calloc(1, sizeof(*r));
+	struct drm_frac_bo_info info;
+	struct frac_bo bo = { 0 };
+	pthread_t thr[2];
+	char path[256];
+	void *before, *map;
+	int i, live = 0;
+
+	ASSERT_NE(NULL, r);
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || self->dev.devmem_size < (2 << 20))
+		SKIP(return, "no device memory");
+	ASSERT_EQ(0, frac_bo_create(&self->dev, self->dev.devmem_size / 2, DRM_FRAC_BO_DEVMEM,
+				    &bo));
+	ASSERT_EQ(0, bo_info(self->dev.fd, bo.handle, &info));
+	r->fd = self->dev.fd;
+	r->size = info.size;
+	r->offset = info.mmap_offset;
+	pthread_mutex_init(&r->lock, NULL);
+	before = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		      (off_t)r->offset);
+	ASSERT_NE(MAP_FAILED, before);
+	ASSERT_FALSE(faults(before));
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&thr[i], NULL, unplug_mapper, r));
+	usleep(100000);
+	__atomic_store_n(&r->started, 1, __ATOMIC_RELEASE);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	usleep(50000);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(thr[i], NULL);
+	TH_LOG("%d mappings made, %d kept from the removal on, %d mmaps refused with ENODEV",
+	       r->maps, r->nkept, r->enodev);
+	EXPECT_EQ(0, r->other_err) TH_LOG("mmap: %s", strerror(r->other_err));
+
+	/* Nothing maps the removed device's BAR any more. */
+	EXPECT_TRUE(faults(before)) TH_LOG("a mapping made before the removal survived it");
+	for (i = 0; i < r->nkept; i++) {
+		if (!faults(r->kept[i]))
+			live++;
+		munmap(r->kept[i], r->size);
+	}
+	EXPECT_EQ(0, live) TH_LOG("%d of %d mappings made during the removal survived it", live,
+				  r->nkept);
+	munmap(before, r->size);
+
+	map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, (off_t)r->offset);
+	EXPECT_EQ(MAP_FAILED, map) {
+		TH_LOG("device BO mapped after the removal");
+		munmap(map, r->size);
+	}
+	if (map == MAP_FAILED)
+		EXPECT_EQ(ENODEV, errno);
+	frac_bo_destroy(&self->dev, &bo);
+	frac_close(&self->dev);
+	self->dev.fd = -1;
+	usleep(200000);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+	free(r);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Guest regression tests of issue 9 (frac_regress_test): a WAIT racing SUBMIT's id publication,
+# a dma-buf import with too many segments, new BOs reading as zeros, a failed SUBMIT writing
+# back, WAIT's timeout under signals, HIGH priority for nobody, the per-file limit of unwaited
+# jobs; a device->device copy called over by a device reset and, with job_timeout_ms=1, by a
+# job timeout (nothing is written after WAIT returns); last, mmap of a device BO after the
+# device's removal (a rescan brings it back). Unloads frac.ko at the end, so that the runners
+# after it load it with their own parameters. FRAC_KO selects another frac.ko. Prints TAP.
+. "$(dirname "$0")/lib/frac-guest.bash"
+
+PROG=$GUEST_TESTS/frac_regress_test
+
+guest_begin
+guest_ok "load frac.ko" guest_load_frac
+guest_run "frac_regress_test -f regress" "$PROG" -f regress
+guest_ok "reload frac.ko job_timeout_ms=1" guest_load_frac job_timeout_ms=1
+guest_run "frac_regress_test -f timeout (job_timeout_ms=1)" "$PROG" -f timeout
+if guest_have_device; then
+	bdf=$(guest_bdf)
+	guest_run "frac_regress_test -f unplug" "$PROG" -f unplug
+	echo 1 > /sys/bus/pci/rescan
+	for _ in $(seq 100); do ls /dev/accel/accel* > /dev/null 2>&1 && break; sleep 0.1; done
+	guest_ok "rescan: the device is back" test -e "/sys/bus/pci/devices/$bdf"
+else
+	guest_run "frac_regress_test -f unplug" "$PROG" -f unplug
+fi
+guest_ok "rmmod frac" guest_unload_frac
+guest_dmesg_check
+guest_end
