@@ -9,11 +9,11 @@ SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
 
 RESULTS  := results/test
-SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/perf-scripts/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile))
+SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/perf-scripts/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile tests/guest/fuzz/Makefile))
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run bench test test-kernel test-emulator test-guest \
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench fuzz test test-kernel test-emulator test-guest \
 	test-debug test-iommu debug-kernel summary clean
 
 all: qemu subdirs
@@ -26,6 +26,7 @@ $(SUBDIRS):
 	@echo "  MAKE    $@"
 	@$(MAKE) -C $@ $(if $(V),,-s) >/dev/null
 tests/guest/driver: lib
+tests/guest/fuzz: lib
 
 deps:
 	@scripts/deps.sh
@@ -36,6 +37,17 @@ run: deps all
 # P1-P4 side by side with QEMU's NVMe in one guest run; REPS=N (default 5)
 bench: deps all
 	@scripts/bench $(REPS)
+
+# A long run of the uAPI fuzzer (tests/guest/fuzz.sh): DURATION=<secs> (default 600), SEED=n,
+# FUZZ_ARGS="--avoid-known --procs 4 ..."; TAP, op logs and console in results/fuzz/.
+DURATION ?= 600
+fuzz: qemu kernel lib tests/guest/fuzz
+	@rm -rf results/fuzz; mkdir -p results/fuzz
+	@rc=0; $(VM) --qemu "$(QEMU_BIN)" --prop fault-injection=on --timeout $$(( $(DURATION) + 900 )) \
+		--out results/fuzz --env FRAC_FUZZ_DURATION=$(DURATION) \
+		$(if $(SEED),--env FRAC_FUZZ_SEED=$(SEED)) $(if $(FUZZ_ARGS),--env "FRAC_FUZZ_ARGS=$(FUZZ_ARGS)") \
+		-- scripts/tap-run /run/frac-out tests/guest/fuzz.sh || rc=$$?; \
+	scripts/tap-summary results/fuzz || rc=1; exit $$rc
 
 # Every test target records TAP under $(RESULTS)/ and keeps going; `summary` decides.
 # The build is a test too (build.tap): a component that fails to build is reported, and the
