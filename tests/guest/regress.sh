@@ -11,7 +11,8 @@
 PROG=$GUEST_TESTS/frac_regress_test
 
 guest_begin
-guest_ok "load frac.ko" guest_load_frac
+# Explicitly the default timeout: a runner before this one may have left another loaded.
+guest_ok "load frac.ko job_timeout_ms=5000" guest_load_frac job_timeout_ms=5000
 guest_run "frac_regress_test -f regress" "$PROG" -f regress
 guest_ok "reload frac.ko job_timeout_ms=1" guest_load_frac job_timeout_ms=1
 guest_run "frac_regress_test -f timeout (job_timeout_ms=1)" "$PROG" -f timeout
