@@ -158,7 +158,7 @@ struct FracQueue {
 
     /* Worker */
     QemuThread thread;
-    QemuMutex lock;  /* Protects work, done, stop */
+    QemuMutex lock;  /* Protects work, done, stop (jobs also poll stop) */
     QemuCond cond;
     QSIMPLEQ_HEAD(, FracJob) work;
     QSIMPLEQ_HEAD(, FracJob) done;
@@ -188,6 +188,7 @@ struct FracState {
     uint32_t int_status;
     uint32_t int_mask;
     bool resetting; /* CONTROL.RESET: a global reset waits for its queues */
+    bool exiting; /* frac_exit runs: MMIO, BHs and timers do nothing */
     uint32_t clock_hi_latch;
     uint32_t busy_hi_latch;
     int64_t clock_base;
@@ -322,7 +323,8 @@ static void frac_enter_fatal(FracState *s)
  */
 static bool frac_job_aborted(FracJob *job)
 {
-    return qatomic_read(&job->q->gen) != job->gen;
+    return qatomic_read(&job->q->gen) != job->gen ||
+           qatomic_read(&job->q->stop);
 }
 
 /* Does [addr, addr + len) touch one of our own BARs? @hit: its first byte there */
@@ -954,7 +956,8 @@ static void frac_queue_fetch(FracQueue *q)
     FracState *s = q->s;
     PCIDevice *pdev = PCI_DEVICE(s);
 
-    if (!(s->control & FRAC_CTRL_ENABLE) || (s->status & FRAC_STS_FATAL) ||
+    if (s->exiting || !(s->control & FRAC_CTRL_ENABLE) ||
+        (s->status & FRAC_STS_FATAL) ||
         !(q->status & FRAC_QSTS_ENABLED) || q->hung) {
         return;
     }
@@ -1082,7 +1085,7 @@ static void frac_queue_irq(FracQueue *q)
 
 static void frac_coal_fire(FracQueue *q)
 {
-    if (q->coal_pending) {
+    if (!q->s->exiting && q->coal_pending) {
         frac_queue_irq(q);
     }
 }
@@ -1165,7 +1168,7 @@ static void frac_queue_post(FracQueue *q)
     FracJob *job;
     bool posted = false;
 
-    if ((s->status & FRAC_STS_FATAL) || q->hung) {
+    if (s->exiting || (s->status & FRAC_STS_FATAL) || q->hung) {
         return;
     }
     while ((job = QTAILQ_FIRST(&q->pending)) && job->finished) {
@@ -1197,6 +1200,9 @@ static void frac_done_bh(void *opaque)
     QSIMPLEQ_HEAD(, FracJob) done = QSIMPLEQ_HEAD_INITIALIZER(done);
     FracJob *job;
 
+    if (q->s->exiting) {
+        return; /* frac_exit frees what the worker handed back */
+    }
     qemu_mutex_lock(&q->lock);
     QSIMPLEQ_CONCAT(&done, &q->done);
     qemu_mutex_unlock(&q->lock);
@@ -1464,6 +1470,9 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
     FracState *s = opaque;
     uint64_t v = 0;
 
+    if (s->exiting) {
+        return 0;
+    }
     if (addr >= FRAC_QREGS_BASE &&
         addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
@@ -1726,6 +1735,9 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
     FracState *s = opaque;
 
     trace_frac_npu_mmio_write(addr, val);
+    if (s->exiting) {
+        return;
+    }
     if (s->resetting) {
         qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of 0x%" PRIx64
                       " to 0x%" HWADDR_PRIx " while a global reset runs\n",
@@ -1809,6 +1821,9 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     FracQueue *q;
 
     trace_frac_npu_doorbell(qid, cq ? "cq_head" : "sq_tail", val);
+    if (s->exiting) {
+        return;
+    }
     if (qid >= s->num_queues || (addr % 4)) {
         qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: doorbell write at 0x%"
                   HWADDR_PRIx " for no queue\n", addr);
@@ -1938,7 +1953,7 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
         error_setg(errp, "bad argument '%s' (0..65535)", parts[2]);
         return;
     }
-    if (!qdev_is_realized(DEVICE(s))) {
+    if (!qdev_is_realized(DEVICE(s)) || s->exiting) {
         error_setg(errp, "device not realized");
         return;
     }
@@ -2070,21 +2085,34 @@ static void frac_exit(PCIDevice *pdev)
 {
     FracState *s = FRAC_NPU(pdev);
 
+    /* Abort every job (a running one stops at its next chunk) and stop. */
+    s->exiting = true;
     for (unsigned i = 0; i < s->num_queues; i++) {
         FracQueue *q = &s->q[i];
-        FracJob *job;
 
+        frac_queue_abort(q);
         qemu_mutex_lock(&q->lock);
-        q->stop = true;
+        qatomic_set(&q->stop, true);
         qemu_cond_signal(&q->cond);
         qemu_mutex_unlock(&q->lock);
-        qemu_thread_join(&q->thread);
+    }
+    /*
+     * A worker doing DMA to MMIO takes the BQL for every access
+     * (prepare_mmio_access): joining it with the BQL held deadlocked
+     * device_del. Join with the BQL released, as migration joins its
+     * threads; s->exiting keeps our MMIO handlers, BHs, timers and the
+     * inject property from touching the device meanwhile.
+     */
+    bql_unlock();
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        qemu_thread_join(&s->q[i].thread);
+    }
+    bql_lock();
 
-        frac_queue_reset(q);
-        while ((job = QSIMPLEQ_FIRST(&q->done))) {
-            QSIMPLEQ_REMOVE_HEAD(&q->done, link);
-            frac_job_free(job);
-        }
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+
+        frac_queue_abort(q); /* frees what the workers handed back */
         qemu_bh_delete(q->fetch_bh);
         qemu_bh_delete(q->done_bh);
         timer_free(q->fetch_timer);

@@ -3427,6 +3427,97 @@ static void t_bad_props(struct dev *d, intptr_t arg)
 	}
 }
 
+/* ---- hot-unplug ------------------------------------------------------------------- */
+
+#define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
+
+/*
+ * Bug: frac_exit() joined the workers holding the BQL while a worker doing
+ * DMA to MMIO waited for the BQL in prepare_mmio_access: device_del hung
+ * QEMU. A CRC32C over 256 MiB of IOAPIC registers (an SG list of 65536 4 KiB
+ * entries, one BQL round trip per 4-byte read) keeps the worker in MMIO DMA;
+ * the device sits behind a root port with native PCIe hotplug (ACPI hotplug
+ * off), and the test plays the guest's part of the unplug: power the slot
+ * off after the request.
+ */
+static void t_unplug_mmio_dma(struct dev *unused, intptr_t arg)
+{
+	struct dev rp = { .devfn = -1 }, d = { .devfn = 1 << 8 };	/* bus 1, device 0 */
+	const unsigned nsge = FRAC_SGL_MAX_ENTRIES;
+	struct frac_sge *sgl = calloc(nsge, sizeof(*sgl));
+	uint8_t exp;
+	uint16_t sltctl;
+	struct ring r;
+	double t0, t;
+	char *rep;
+	int st;
+	(void)unused;
+	(void)arg;
+
+	d.q = qts_start(qemu_path, "-machine q35,pit=off,hpet=off -nodefaults -m 256M "
+			"-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off "
+			"-device pcie-root-port,id=rp0,chassis=1,slot=1 "
+			"-device frac-npu,id=frac0,bus=rp0");
+	if (!CHECK(d.q, "QEMU did not start"))
+		goto out;
+	rp.q = d.q;
+	for (int devfn = 0; devfn < 256 && rp.devfn < 0; devfn++) {
+		rp.devfn = devfn;
+		if (cfg_rl(&rp, 0) != 0x000c1b36)
+			rp.devfn = -1;
+	}
+	if (!CHECK(rp.devfn >= 0, "no pcie-root-port on bus 0"))
+		goto quit;
+	/* Firmware's part: bus numbers, windows for BAR0 and BAR2, decoding on. */
+	cfg_wl(&rp, 0x18, 0x00010100);
+	cfg_wl(&rp, 0x20, 0xc000c000);			/* 0xc0000000..0xc00fffff */
+	cfg_wl(&rp, 0x24, 0x0ff00000);			/* + upper 8: 32 GiB + 256 MiB */
+	cfg_wl(&rp, 0x28, BAR2_ADDR >> 32);
+	cfg_wl(&rp, 0x2c, BAR2_ADDR >> 32);
+	cfg_ww(&rp, 0x04, 0x0006);
+	if (!CHECK(pci_setup(&d), "frac-npu behind the root port not reachable"))
+		goto quit;
+	fresh(&d);
+	if (!ring_init(&d, &r, 0, 8, 0))
+		goto quit;
+	for (unsigned i = 0; i < nsge; i++)
+		sgl[i] = (struct frac_sge){ .addr = IOAPIC_ADDR, .len = 4096 };
+	qts_memwrite(d.q, SGL_BASE, sgl, nsge * sizeof(*sgl));
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 0xdead,
+					  .flags = FRAC_DF_SRC_SGL, .src = SGL_BASE,
+					  .len = (uint64_t)nsge * 4096 });
+	ring_kick(&r);
+	for (int i = 0; i < 100 && qrd(&d, 0, FRAC_Q_SQ_HEAD) != 1; i++)
+		qts_clock_step(d.q, 1000);
+	usleep(100000);
+	if (!CHECK(qrd(&d, 0, FRAC_Q_STATUS) & FRAC_QSTS_BUSY, "CRC32C not in flight"))
+		goto quit;
+	rep = qts_qmp(d.q, "{\"execute\": \"device_del\", \"arguments\": {\"id\": \"frac0\"}}");
+	CHECK(rep && strstr(rep, "\"return\""), "device_del: %s", rep ? rep : "(none)");
+	free(rep);
+	/* The guest's answer to the attention button: power and indicator off. */
+	exp = find_cap(&rp, 0x10);
+	sltctl = cfg_rw(&rp, exp + 0x18);
+	t0 = now_s();
+	cfg_ww(&rp, exp + 0x18, (sltctl & ~0x07c0) | 0x0400 | 0x0300);
+	t = now_s() - t0;
+	if (!CHECK(qts_alive(d.q), "QEMU hung in the unplug (no reply for %d s)",
+		   QTS_REPLY_TIMEOUT_S))
+		goto quit;
+	printf("#   unplug with the worker in MMIO DMA took %.1f ms\n", t * 1e3);
+	CHECK(t < FRAC_RESET_TIMEOUT_MS / 1000.0, "unplug took %.3f s", t);
+	CHECK_EQ(cfg_rl(&d, 0), 0xffffffff, "the device is still on bus 1");
+	rep = qts_qmp(d.q, "{\"execute\": \"qom-get\", \"arguments\": "
+		      "{\"path\": \"" QOM_PATH "\", \"property\": \"type\"}}");
+	CHECK(rep && strstr(rep, "\"error\""), "frac0 still exists: %s", rep ? rep : "(none)");
+	free(rep);
+quit:
+	st = qts_quit(d.q);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "QEMU exit status %d", st);
+out:
+	free(sgl);
+}
+
 /* ---- test table ------------------------------------------------------------------ */
 
 struct test {
@@ -3543,6 +3634,7 @@ static const struct test ownbar_tests[] = {
 
 static const struct test noqemu_tests[] = {
 	{ "out-of-range properties are refused", t_bad_props, 0 },
+	{ "hot-unplug hung while a worker did DMA to MMIO", t_unplug_mmio_dma, 0 },
 };
 
 struct group {
