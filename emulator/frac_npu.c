@@ -303,6 +303,13 @@ static void frac_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
     }
 }
 
+static void frac_queue_abort(FracQueue *q);
+
+/*
+ * The fatal state: every queue stops as a queue reset stops it (its jobs are
+ * dropped, a running one ends at its next chunk), but keeps its registers
+ * for the driver to read; STATUS.QUIESCED follows once the workers are idle.
+ */
 static void frac_enter_fatal(FracState *s)
 {
     if (s->status & FRAC_STS_FATAL) {
@@ -310,6 +317,9 @@ static void frac_enter_fatal(FracState *s)
     }
     s->status |= FRAC_STS_FATAL;
     s->status &= ~FRAC_STS_READY;
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        frac_queue_abort(&s->q[i]);
+    }
     frac_error(s, 0xff, FRAC_ERR_FATAL, 0, true);
 }
 
@@ -1049,14 +1059,26 @@ static void frac_fetch_bh(void *opaque)
  * BAR0 must not re-enter the MMIO handlers (a RESET written to CONTROL from
  * inside frac_queue_post frees the job being posted).
  */
-static void frac_guarded(FracQueue *q, void (*fn)(FracQueue *q))
+static bool frac_guard_engage(FracState *s)
 {
-    MemReentrancyGuard *g = &DEVICE(q->s)->mem_reentrancy_guard;
+    MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
     bool was = g->engaged_in_io;
 
     g->engaged_in_io = true;
+    return was;
+}
+
+static void frac_guard_restore(FracState *s, bool was)
+{
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = was;
+}
+
+static void frac_guarded(FracQueue *q, void (*fn)(FracQueue *q))
+{
+    bool was = frac_guard_engage(q->s);
+
     fn(q);
-    g->engaged_in_io = was;
+    frac_guard_restore(q->s, was);
 }
 
 static void frac_fetch_timer(void *opaque)
@@ -1922,6 +1944,7 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
     g_auto(GStrv) parts = NULL;
     unsigned kind = FRAC_FAULT_MAX, qid = 0;
     uint64_t arg = 0;
+    bool guard;
     int n;
 
     if (!visit_type_str(v, name, &val, errp)) {
@@ -1957,7 +1980,10 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
         error_setg(errp, "device not realized");
         return;
     }
+    /* As FI_CTRL does: an error MSI-X aimed at BAR0 must not re-enter. */
+    guard = frac_guard_engage(s);
     frac_inject(s, kind, qid, arg, errp);
+    frac_guard_restore(s, guard);
     g_free(s->last_inject);
     s->last_inject = g_strdup(val);
 }

@@ -3427,6 +3427,78 @@ static void t_bad_props(struct dev *d, intptr_t arg)
 	}
 }
 
+/*
+ * Bug: the fatal state stopped fetching and posting only: the jobs already
+ * fetched (a 128 MiB devmem copy on the worker and a FILL queued behind it)
+ * went on doing DMA, and QUIESCED never came.
+ */
+static void t_fatal_stops_dma(struct dev *d, intptr_t arg)
+{
+	struct ring r;
+	double t;
+	(void)arg;
+
+	fresh(d);
+	if (!start_long_devmem_copy(d, &r, 1))
+		return;
+	qts_memset(d->q, BUF(5), 0xee, MiB);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = 0xf1, .dst = BUF(5),
+					  .len = MiB, .arg = { 0x5a5a5a5a } });
+	ring_kick(&r);
+	for (int i = 0; i < 100 && qrd(d, 1, FRAC_Q_SQ_HEAD) != 2; i++)
+		qts_clock_step(d->q, 1000);
+	CHECK_EQ(qrd(d, 1, FRAC_Q_SQ_HEAD), 2, "FILL fetched behind the copy");
+	if (!inject(d, FI_QOM, FRAC_FAULT_FATAL, 0, 0))
+		return;
+	t = now_s();
+	while (!(rd(d, FRAC_REG_STATUS) & FRAC_STS_QUIESCED) && now_s() - t < 5)
+		usleep(100);
+	t = now_s() - t;
+	CHECK(rd(d, FRAC_REG_STATUS) & FRAC_STS_QUIESCED, "not QUIESCED 5 s into the fatal state");
+	CHECK(t < FRAC_RESET_TIMEOUT_MS / 1000.0, "fatal state quiesced after %.3f s", t);
+	printf("#   fatal state quiesced in %.2f ms\n", t * 1e3);
+	check_stopped(d, "fatal state");
+	mem_is(d, BUF(5), 0xee, MiB, "a job fetched before the fatal error ran after it");
+	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	CHECK(wait_clear(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET) >= 0, "CONTROL.RESET stuck");
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED, "STATUS after reset");
+	qts_memset(d->q, d->bar2 + 0x300, 0x77, 64);	/* what after_reset_runs looks for */
+	after_reset_runs(d);
+}
+
+/*
+ * Bug: QOM "inject" entered the fatal state without the re-entrancy guard
+ * FI_CTRL has, so an error-vector MSI-X message aimed at CONTROL.RESET ran
+ * a global reset inside frac_enter_fatal().
+ */
+static void t_inject_unguarded(struct dev *d, intptr_t arg)
+{
+	uint64_t e = d->bar0 + FRAC_MSIX_TABLE_OFFSET + 16 * d->nq;
+	char *err = NULL;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	qts_writel(d->q, e + 0, (uint32_t)(d->bar0 + FRAC_REG_CONTROL));
+	qts_writel(d->q, e + 4, (d->bar0 + FRAC_REG_CONTROL) >> 32);
+	qts_writel(d->q, e + 8, FRAC_CTRL_RESET);
+	if (!CHECK(!qts_qom_set_str(d->q, QOM_PATH, "inject", "fatal", &err), "inject: %s",
+		   err ? err : "?"))
+		goto out;
+	if (!CHECK(qts_alive(d->q), "QEMU died"))
+		goto out;
+	CHECK(rd(d, FRAC_REG_STATUS) & FRAC_STS_FATAL,
+	      "not FATAL: the error MSI-X message reset the device from inside inject");
+	msix_vector(d, d->nq, false);
+	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	wait_clear(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	fresh(d);
+	if (ring_init(d, &r, 1, 8, 0))
+		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 3);
+out:
+	free(err);
+}
+
 /* ---- hot-unplug ------------------------------------------------------------------- */
 
 #define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
@@ -3593,6 +3665,7 @@ static const struct test main_tests[] = {
 	{ "global reset and FLR while a job runs", t_reset_busy, 0 },
 	{ "queue reset: CTRL.RESET read 0 while the job still ran", t_reset_queue_quiesce, 0 },
 	{ "global reset: CONTROL.RESET read 0 while a job still ran", t_reset_global_quiesce, 0 },
+	{ "fatal state: fetched jobs kept doing DMA", t_fatal_stops_dma, 0 },
 	{ "QEMU alive at the end", t_still_alive, 0 },
 };
 
@@ -3630,6 +3703,7 @@ static const struct test ownbar_tests[] = {
 	{ "CQ in the device's own BAR0", t_own_bar_cq, 0 },
 	{ "SQ in the device's own BAR0", t_own_bar_sq, 0 },
 	{ "MSI-X message into the device's own BAR0", t_own_bar_msix, 0 },
+	{ "QOM inject ran without the re-entrancy guard", t_inject_unguarded, 0 },
 };
 
 static const struct test noqemu_tests[] = {
