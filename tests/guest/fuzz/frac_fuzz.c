@@ -91,41 +91,57 @@ static const char *const io_name[NIO] = {
 };
 
 /*
- * DOC: the header says so (frac_accel.h); the DOC overview block's "reserved
- * and padding fields must be zero and unknown flags are rejected with -EINVAL"
- * makes EINVAL a documented answer of every frac ioctl.
- * CORE: the DRM core's own ioctls (drm_gem.c, drm_prime.c, drm_syncobj.c in
- * 6.12) or the syscall itself. Returned errnos outside the table fail.
- * Independently of the table: ENOMEM is accepted everywhere, EINTR only when a
+ * DOC: include/uapi/drm/frac_accel.h says so: its "Errors every ioctl can
+ * return" (-EFAULT, -ENODEV, -ENOMEM; -EINTR for SUBMIT and WAIT) and each
+ * struct's Errors paragraph. CORE: the DRM core's own ioctls (drm_gem.c,
+ * drm_prime.c, drm_syncobj.c in 6.12) or the syscall itself.
+ * Returned errnos outside the table fail. On top of it: EINTR only when a
  * signal arrived during the call, EFAULT only when we passed a bad pointer,
  * anything when another thread closed the file during the call.
  */
 static const struct { enum io io; int err; const char *why; } errno_table[] = {
-	{ IO_GET_PARAM, EINVAL, "DOC: pad must be zero" },
-	{ IO_BO_CREATE, EINVAL, "DOC: size 1 .. device limit, unknown flags" },
+	{ IO_GET_PARAM, EINVAL, "DOC: unknown @param, @pad not zero" },
+	{ IO_BO_CREATE, EINVAL, "DOC: unknown @flags, @size 0 or over 4 GiB" },
+	{ IO_BO_CREATE, ENOSPC, "DOC: not enough device memory" },
 	{ IO_BO_CREATE, E2BIG, "DOC: more DMA segments than the SG lists take" },
-	{ IO_BO_INFO, EINVAL, "DOC: overview" },
-	{ IO_SUBMIT, EINVAL, "DOC: cmd_count 1 .. MAX_CMDS, cmd_size, queue, flags, ranges" },
-	{ IO_WAIT, EINVAL, "DOC: unknown job id" },
+	{ IO_BO_INFO, ENOENT, "DOC: no such handle" },
+	{ IO_SUBMIT, EINVAL, "DOC: flags, cmd_size, cmd_count, queue, priority, commands" },
+	{ IO_SUBMIT, ENOENT, "DOC: a BO handle or syncobj that does not exist" },
+	{ IO_SUBMIT, EACCES, "DOC: PRIO_HIGH without CAP_SYS_NICE" },
+	{ IO_SUBMIT, EBUSY, "DOC: DRM_FRAC_MAX_UNWAITED job ids held" },
+	{ IO_SUBMIT, EIO, "DOC: the device is wedged" },
+	{ IO_SUBMIT, EINTR, "DOC: interrupted while waiting for a reservation lock" },
+	{ IO_WAIT, EINVAL, "DOC: unknown job id, @flags not zero" },
 	{ IO_WAIT, ETIME, "DOC: timeout_ns passed first" },
+	{ IO_WAIT, EINTR, "DOC: interrupted by a signal" },
 	{ IO_GEM_CLOSE, EINVAL, "CORE: drm_gem_handle_delete, unknown handle" },
 	{ IO_PRIME_EXPORT, ENOENT, "CORE: drm_gem_prime_handle_to_fd, unknown handle" },
 	{ IO_PRIME_EXPORT, EINVAL, "CORE: flags other than DRM_CLOEXEC | DRM_RDWR" },
+	{ IO_PRIME_EXPORT, EOPNOTSUPP, "DOC: device BOs do not export" },
 	{ IO_PRIME_EXPORT, EMFILE, "CORE: fd table full" },
 	{ IO_PRIME_IMPORT, EBADF, "CORE: dma_buf_get, not an open fd" },
-	{ IO_PRIME_IMPORT, EINVAL, "CORE: dma_buf_get, not a dma-buf" },
+	{ IO_PRIME_IMPORT, EINVAL, "CORE: dma_buf_get, not a dma-buf; DOC: short SG table" },
+	{ IO_PRIME_IMPORT, E2BIG, "DOC: more DMA segments than the device takes" },
 	{ IO_SYNCOBJ_CREATE, EINVAL, "CORE: unknown flags" },
 	{ IO_SYNCOBJ_DESTROY, EINVAL, "CORE: unknown handle, pad" },
 	{ IO_SYNCOBJ_WAIT, EINVAL, "CORE: flags, count 0, pad" },
 	{ IO_SYNCOBJ_WAIT, ENOENT, "CORE: unknown handle" },
 	{ IO_SYNCOBJ_WAIT, ETIME, "CORE: timeout" },
+	{ IO_SYNCOBJ_WAIT, EINTR, "CORE: interrupted" },
 	{ IO_SYNCOBJ_RESET, EINVAL, "CORE: count 0, pad" },
 	{ IO_SYNCOBJ_RESET, ENOENT, "CORE: unknown handle" },
 	{ IO_MMAP, EINVAL, "CORE: drm_gem_mmap, range past the BO" },
 	{ IO_MMAP, EACCES, "CORE: drm_gem_mmap, offset not ours" },
+	{ IO_POLL, EINTR, "CORE: interrupted" },
 	{ IO_UDMABUF, EINVAL, "CORE: udmabuf size limit" },
 	{ IO_UDMABUF, ENOENT, "CORE: no /dev/udmabuf" },
 };
+
+/* The frac ioctls: the header's "every ioctl" errors apply, and a failure writes nothing. */
+static bool io_is_frac(enum io io)
+{
+	return io <= IO_WAIT;
+}
 
 static bool errno_documented(enum io io, int err)
 {
@@ -140,7 +156,7 @@ static bool errno_documented(enum io io, int err)
 /* Job statuses the header documents. */
 static bool status_documented(int32_t s)
 {
-	return s == 0 || s == -EIO || s == -ETIMEDOUT || s == -ENODEV;
+	return s == 0 || s == -EIO || s == -ETIMEDOUT || s == -ECANCELED || s == -ENODEV;
 }
 
 /* ---- Shared (between processes) results ------------------------------------ */
@@ -416,11 +432,12 @@ static void note_errno(struct thr *t, enum io io, int err, unsigned int xflags,
 	}
 	if (err == EINTR && signalled) {
 		__atomic_fetch_add(&S->signalled, 1, __ATOMIC_RELAXED);
-		return;
+		if (errno_documented(io, err) || !io_is_frac(io))
+			return;
 	}
 	if (err == EFAULT && (xflags & X_BADPTR))
 		return;
-	if (err == ENOMEM || errno_documented(io, err))
+	if (err == ENOMEM || (io_is_frac(io) && err == ENODEV) || errno_documented(io, err))
 		return;
 	if (!__atomic_fetch_add(&S->undoc[io][err], 1, __ATOMIC_RELAXED)) {
 		snprintf(S->undoc_ex[io][err], sizeof(S->undoc_ex[io][err]), "p%d t%d #%" PRIu64
@@ -453,6 +470,7 @@ static struct xres xioctl(struct thr *t, enum io io, int slot, unsigned long req
 	char h[2 * 160 + 1], e[2 * 72 * 4 + 1] = "";
 	unsigned int gen;
 	int fd = slot_fd(slot, &gen), s0, ret;
+	uint8_t before[160];
 
 	t->seq++;
 	hex(h, sizeof(h), arg, len);
@@ -464,11 +482,29 @@ static struct xres xioctl(struct thr *t, enum io io, int slot, unsigned long req
 		r.raced = true;
 		return r;
 	}
+	if (len <= sizeof(before))
+		memcpy(before, arg, len);
 	s0 = sig_count;
 	ret = ioctl(fd, req, arg);
 	r.err = ret < 0 ? errno : 0;
 	r.signalled = sig_count != s0;
 	r.raced = slot_raced(slot, gen);
+	/* "An ioctl that fails changes nothing: no output field of the argument is written." */
+	if (r.err && !r.raced && io_is_frac(io) && len <= sizeof(before)) {
+		size_t k;
+
+		for (k = 0; k < len; k++) {
+			/* WAIT leaves the time still to wait after a signal. */
+			if (io == IO_WAIT && k >= 8 && k < 16 && r.signalled)
+				continue;
+			if (((uint8_t *)arg)[k] != before[k]) {
+				fail(F_STATE, "%s failed with %s but wrote its argument at byte %zu "
+				     "(%#x -> %#x; in %s)", io_name[io], ename(r.err), k, before[k],
+				     ((uint8_t *)arg)[k], h);
+				break;
+			}
+		}
+	}
 	tlog(t, "  = %s%s%s", r.err ? ename(r.err) : "0", r.raced ? " raced" : "",
 	     r.signalled ? " signalled" : "");
 	note_errno(t, io, r.err, xflags, r.signalled, r.raced, h);
@@ -575,6 +611,7 @@ static int pick_slot(struct thr *t)
 }
 
 static void job_add(struct thr *t, int slot, unsigned int gen, uint32_t id);
+static void note_stolen(int slot, uint32_t id);
 static bool wait_job_bounded(struct thr *t, int slot, unsigned int gen, uint32_t id,
 			     int64_t bound_ns, struct drm_frac_wait *w);
 
@@ -1225,6 +1262,8 @@ static void op_submit(struct thr *t)
 	tlog(t, "  job %u", s.job_id);
 	if (!s.job_id)
 		fail(F_STATE, "SUBMIT succeeded with job id 0");
+	if (s.queue >= gdev.num_queues)
+		fail(F_STATE, "SUBMIT succeeded with queue %u out of range", s.queue);
 	job_add(t, slot, gen, s.job_id);
 }
 
@@ -1411,6 +1450,8 @@ static void op_wait(struct thr *t)
 			fail(F_STATE, "WAIT of job %u succeeded after it was seen ended", id);
 		if (w.flags)
 			fail(F_STATE, "WAIT with flags %#x succeeded", w.flags);
+		if (!own)
+			note_stolen(slot, id);
 		job_released(slot, gen, id);
 		return;
 	}
@@ -1429,6 +1470,14 @@ unclaim:
 	}
 }
 
+/* A WAIT released an id its SUBMIT's thread may not have recorded yet. */
+static void note_stolen(int slot, uint32_t id)
+{
+	pthread_mutex_lock(&P.lock);
+	P.stolen[slot][P.nstolen[slot]++ % 64] = id;
+	pthread_mutex_unlock(&P.lock);
+}
+
 /*
  * A burst of WAITs on the ids SUBMIT will hand out next, while other threads
  * submit: the known NULL dereference of WAIT on a job whose SUBMIT has not
@@ -1442,7 +1491,7 @@ static void op_wait_race(struct thr *t)
 
 	if (opt.avoid_known & AK_WAIT)
 		return;
-	for (k = 0; k < 64; k++) {
+	for (k = 0; k < 32; k++) {
 		pthread_mutex_lock(&P.lock);
 		memset(&w, 0, sizeof(w));
 		w.job_id = P.max_id[slot] + 1 + (k & 1);
@@ -1452,9 +1501,7 @@ static void op_wait_race(struct thr *t)
 		if (!r.err && !r.raced) {
 			/* Someone's job: it is released now, its owner will see EINVAL. */
 			check_wait_result(t, &w, w.job_id);
-			pthread_mutex_lock(&P.lock);
-			P.stolen[slot][P.nstolen[slot]++ % 64] = w.job_id;
-			pthread_mutex_unlock(&P.lock);
+			note_stolen(slot, w.job_id);
 			job_released(slot, P.gen[slot], w.job_id);
 		}
 	}
