@@ -732,8 +732,8 @@ TEST_F_TIMEOUT(regress, unwaited_jobs_pile_up_without_limit, 120)
  *
  * The longest devmem COPY the device memory allows (half of it onto the
  * other half; `--prop mem-size=1G` makes the window wider) is called over
- * while it runs: by a device reset (debugfs reset, once the copy is seen to
- * have begun), or by the job timeout (fixture timeout: regress.sh loads
+ * while it runs: by a device reset (debugfs reset, or the fatal state of
+ * fault injection, once the copy is seen to have begun), or by the job timeout (fixture timeout: regress.sh loads
  * job_timeout_ms=1, one jiffy). Once WAIT has returned, either the
  * destination, sampled at 4096 places through its mapping, must never change
  * again; or the destination is freed at once, a second file allocates its
@@ -741,7 +741,7 @@ TEST_F_TIMEOUT(regress, unwaited_jobs_pile_up_without_limit, 120)
  */
 #define SETTLE_US	300000
 
-enum call_over { BY_TIMEOUT, BY_DEVICE_RESET };
+enum call_over { BY_TIMEOUT, BY_DEVICE_RESET, BY_FATAL_ERROR };
 enum watch { WATCH_DST, WATCH_REUSED_RANGE };
 
 static int debugfs_reset(const struct frac_dev *dev)
@@ -800,7 +800,7 @@ static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
 	cmd.dst_handle = dst.handle;
 	cmd.len = size;
 	ASSERT_EQ(0, frac_t_submit(dev->fd, &cmd, 1, 0, 0, 0, &id));
-	if (how == BY_DEVICE_RESET) {
+	if (how != BY_TIMEOUT) {
 		/*
 		 * Once the copy has begun (one of 64 pages across the
 		 * destination changed), or after 2 s.
@@ -811,7 +811,8 @@ static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
 				break;
 			usleep(500);
 		}
-		ASSERT_EQ(0, debugfs_reset(dev));
+		ret = how == BY_DEVICE_RESET ? debugfs_reset(dev) : frac_t_inject(dev, "fatal");
+		ASSERT_EQ(0, ret);
 	}
 	if (what == WATCH_REUSED_RANGE) {
 		/* Unmapped now, so that freeing it after WAIT takes no time. */
@@ -882,6 +883,15 @@ TEST_F_TIMEOUT(regress, devmem_copy_writes_after_device_reset, 120)
 	if (access("/sys/kernel/debug/accel", F_OK))
 		SKIP(return, "no debugfs");
 	devmem_writes_after_call_over(_metadata, &self->dev, BY_DEVICE_RESET, WATCH_DST);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/* The fatal state (fault injection): the driver's reset work ends the job. */
+TEST_F_TIMEOUT(regress, devmem_copy_writes_after_fatal_error_reset, 120)
+{
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	devmem_writes_after_call_over(_metadata, &self->dev, BY_FATAL_ERROR, WATCH_DST);
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
