@@ -73,6 +73,7 @@ typedef struct FracQueue FracQueue;
 /* What a queue does once its worker has given back every dropped job */
 typedef enum FracDrain {
     FRAC_DRAIN_NONE,    /* not draining, or only stopped (the fatal state) */
+    FRAC_DRAIN_DISABLE, /* a disable with jobs in flight: registers kept */
     FRAC_DRAIN_RESET,   /* a queue reset: registers to their reset values */
 } FracDrain;
 
@@ -230,6 +231,7 @@ static const char *const frac_op_name[FRAC_OP_MAX] = {
 static void frac_queue_kick(FracQueue *q);
 static void frac_queue_post(FracQueue *q);
 static void frac_queue_drained(FracQueue *q);
+static void frac_queue_disable(FracQueue *q);
 
 /* ---- Clocks ------------------------------------------------------------ */
 
@@ -984,7 +986,7 @@ static void frac_queue_fetch(FracQueue *q)
                       q->id, addr);
             g_free(job);
             q->status |= FRAC_QSTS_ERROR;
-            q->status &= ~FRAC_QSTS_ENABLED;
+            frac_queue_disable(q);
             frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
             return;
         }
@@ -1142,6 +1144,7 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
         qemu_log_mask(LOG_GUEST_ERROR,
                   "frac-npu: q%u completion write to 0x%" PRIx64 " failed\n",
                   q->id, addr);
+        /* frac_queue_post disables the queue once out of its loop. */
         q->status |= FRAC_QSTS_ERROR;
         q->status &= ~FRAC_QSTS_ENABLED;
         frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
@@ -1205,6 +1208,10 @@ static void frac_queue_post(FracQueue *q)
         frac_job_free(job);
         q->inflight--;
         posted = true;
+    }
+    if (!(q->status & FRAC_QSTS_ENABLED) && (q->ctrl & FRAC_QCTRL_ENABLE)) {
+        frac_queue_disable(q); /* the CQ stopped decoding */
+        return;
     }
     if (posted && q->sq_head != q->sq_tail) {
         frac_queue_kick(q);
@@ -1325,6 +1332,10 @@ static void frac_queue_drained(FracQueue *q)
     switch (q->drain) {
     case FRAC_DRAIN_NONE:
         break;
+    case FRAC_DRAIN_DISABLE:
+        trace_frac_npu_queue_drained(q->id, "disable");
+        q->drain = FRAC_DRAIN_NONE;
+        break;
     case FRAC_DRAIN_RESET:
         trace_frac_npu_queue_drained(q->id, "reset");
         frac_queue_clear(q);
@@ -1333,24 +1344,53 @@ static void frac_queue_drained(FracQueue *q)
     frac_reset_check(q->s);
 }
 
+/*
+ * Enable: check the ring and start at slot 0 of both rings, phase 1 (a
+ * queue never goes on where it stopped). A refused enable leaves the queue
+ * disabled, CTRL.ENABLE reading 0, with STATUS.ERROR set.
+ */
 static void frac_queue_enable(FracQueue *q)
 {
-    bool ok = q->size >= FRAC_RING_MIN_ENTRIES && q->size <= FRAC_RING_MAX_ENTRIES &&
-          is_power_of_2(q->size) && !(q->sq_base & 63) && !(q->cq_base & 63) &&
-          q->sq_base && q->cq_base;
+    bool ok = q->size >= FRAC_RING_MIN_ENTRIES &&
+              q->size <= FRAC_RING_MAX_ENTRIES && is_power_of_2(q->size) &&
+              !(q->sq_base & 63) && !(q->cq_base & 63) &&
+              q->sq_base && q->cq_base;
 
     if (!ok) {
         qemu_log_mask(LOG_GUEST_ERROR,
                   "frac-npu: q%u enable with bad ring: size %u sq 0x%" PRIx64
                   " cq 0x%" PRIx64 "\n", q->id, q->size, q->sq_base, q->cq_base);
         q->status |= FRAC_QSTS_ERROR;
+        q->ctrl &= ~FRAC_QCTRL_ENABLE;
         return;
     }
+    q->sq_head = q->sq_tail = q->cq_head = q->cq_tail = 0;
+    q->phase = true;
+    q->busy_until = 0;
+    q->ctrl |= FRAC_QCTRL_ENABLE;
     q->status = FRAC_QSTS_ENABLED;
     trace_frac_npu_queue_enable(q->id, q->size, q->sq_base, q->cq_base);
-    /* Re-enabled after a disable: go on where the queue stopped. */
-    frac_queue_post(q);
-    frac_queue_kick(q);
+}
+
+/*
+ * Disable (CTRL.ENABLE written 0, or a ring that stopped decoding): stop
+ * fetching and drop what was fetched, as a reset does; with a job on the
+ * worker the queue reads RESETTING until it is back. Registers are kept.
+ */
+static void frac_queue_disable(FracQueue *q)
+{
+    bool busy = q->inflight || q->outstanding;
+
+    q->ctrl &= ~FRAC_QCTRL_ENABLE;
+    q->status &= ~FRAC_QSTS_ENABLED;
+    if (!busy) {
+        return;
+    }
+    trace_frac_npu_queue_reset(q->id, q->inflight, q->outstanding);
+    frac_queue_abort(q);
+    if (q->outstanding) {
+        q->drain = FRAC_DRAIN_DISABLE;
+    }
 }
 
 /* No DMA of any queue in progress or pending (STATUS.QUIESCED). */
@@ -1679,6 +1719,7 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
     case FRAC_Q_CQ_BASE_LO:
     case FRAC_Q_CQ_BASE_HI:
     case FRAC_Q_SIZE:
+        /* Disabled and (not RESETTING, checked above) idle: see disable. */
         if (enabled) {
             qemu_log_mask(LOG_GUEST_ERROR,
                       "frac-npu: q%u ring register 0x%" HWADDR_PRIx
@@ -1698,11 +1739,10 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
             frac_queue_reset(q);
             return;
         }
-        q->ctrl = val & FRAC_QCTRL_ENABLE;
         if ((val & FRAC_QCTRL_ENABLE) && !enabled) {
             frac_queue_enable(q);
-        } else if (!(val & FRAC_QCTRL_ENABLE) && enabled) {
-            q->status &= ~FRAC_QSTS_ENABLED;
+        } else if (!(val & FRAC_QCTRL_ENABLE)) {
+            frac_queue_disable(q);
         }
         return;
     case FRAC_Q_IRQ_COAL:

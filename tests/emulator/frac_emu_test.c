@@ -393,6 +393,19 @@ static void ring_kick(struct ring *r)
 	wr(r->d, FRAC_DB_SQ_TAIL(r->q), r->tail);
 }
 
+/* Poll @off until @bit reads 0; the wall time that took, or -1 after 5 s. */
+static double wait_clear(struct dev *d, uint32_t off, uint32_t bit)
+{
+	double t0 = now_s();
+
+	while (rd(d, off) & bit) {
+		if (now_s() - t0 > 5 || !qts_alive(d->q))
+			return -1;
+		usleep(100);
+	}
+	return now_s() - t0;
+}
+
 /* A new record at the head? Then read it into @c (does not consume it). */
 static bool ring_peek(struct ring *r, struct frac_cqe *c)
 {
@@ -1541,7 +1554,10 @@ static void t_ring_cq_full(struct dev *d, intptr_t arg)
 	CHECK_EQ(qrd(d, q, FRAC_Q_STATUS), FRAC_QSTS_ENABLED, "queue STATUS at the end");
 }
 
-/* A queue disabled with jobs pending goes on where it stopped when re-enabled. */
+/*
+ * Enabling starts from slot 0 of the programmed rings; a disable drops what
+ * was fetched (docs/hw-spec.md 5). Ring registers are read-only while enabled.
+ */
 static void t_ring_disable_enable(struct dev *d, intptr_t arg)
 {
 	const unsigned q = 0;
@@ -1552,35 +1568,37 @@ static void t_ring_disable_enable(struct dev *d, intptr_t arg)
 	fresh(d);
 	if (!ring_init(d, &r, q, 4, 0))
 		return;
-	/* Lap 1 done, so the phase at the head is 0 afterwards. */
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < 3; i++)
 		if (!run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = i }, &c))
 			return;
-	/* (a) Disabled before the fetch. */
+	/* (a) Disabled before the fetch: nothing runs, enable starts over at 0. */
 	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 10 });
 	ring_kick(&r);
 	qwr(d, q, FRAC_Q_CTRL, 0);
 	CHECK_EQ(qrd(d, q, FRAC_Q_STATUS) & FRAC_QSTS_ENABLED, 0, "STATUS.ENABLED after disable");
+	CHECK_EQ(qrd(d, q, FRAC_Q_CTRL), 0, "CTRL after disable");
 	CHECK(ring_quiet(&r, 1000000, 10), "a disabled queue completed a job");
-	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_HEAD), 0, "a disabled queue fetched");
+	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_HEAD), 3, "a disabled queue fetched");
 	qwr(d, q, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
-	if (ring_wait(&r, &c)) {
-		CHECK_EQ(c.job_id, 10, "job after re-enable");
-		CHECK_EQ(c.flags & FRAC_CQE_PHASE, 0, "phase kept across disable/enable");
-	}
-	/* (b) Disabled after the fetch, before the record. */
-	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 11 });
+	CHECK_EQ(qrd(d, q, FRAC_Q_CTRL), FRAC_QCTRL_ENABLE, "CTRL after enable");
+	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_HEAD) | qrd(d, q, FRAC_Q_SQ_TAIL) |
+		 qrd(d, q, FRAC_Q_CQ_HEAD) | qrd(d, q, FRAC_Q_CQ_TAIL), 0, "ring pointers after enable");
+	CHECK(ring_quiet(&r, 1000000, 10), "enable ran a descriptor before a doorbell");
+	if (!ring_init(d, &r, q, 4, 0))
+		return;
+	run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 11 }, &c);
+	CHECK_EQ(c.flags & FRAC_CQE_PHASE, 1, "phase after enable");
+	/* (b) Disabled after the fetch, before the record: the job is dropped. */
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 12 });
 	ring_kick(&r);
 	for (int i = 0; i < 100 && qrd(d, q, FRAC_Q_SQ_HEAD) != r.tail; i++)
 		qts_clock_step(d->q, 100);
 	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_HEAD), r.tail, "fetch");
 	qwr(d, q, FRAC_Q_CTRL, 0);
+	CHECK_EQ(qrd(d, q, FRAC_Q_STATUS) & FRAC_QSTS_BUSY, 0, "BUSY after the disable");
 	CHECK(ring_quiet(&r, 1000000, 10), "a disabled queue wrote a record");
 	qwr(d, q, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
-	if (ring_wait(&r, &c)) {
-		CHECK_EQ(c.job_id, 11, "job after re-enable");
-		CHECK_EQ(c.flags & FRAC_CQE_PHASE, 0, "phase kept across disable/enable");
-	}
+	CHECK(ring_quiet(&r, 1000000, 10), "a dropped job's record after re-enable");
 	/* Ring registers are read-only while enabled. */
 	qwr(d, q, FRAC_Q_SIZE, 64);
 	qwr(d, q, FRAC_Q_SQ_BASE_LO, 0x40000);
@@ -1588,7 +1606,82 @@ static void t_ring_disable_enable(struct dev *d, intptr_t arg)
 	CHECK_EQ(qrd(d, q, FRAC_Q_SIZE), 4, "SIZE written while enabled");
 	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_BASE_LO), (uint32_t)r.sq, "SQ_BASE written while enabled");
 	CHECK_EQ(qrd(d, q, FRAC_Q_CQ_BASE_HI), 0, "CQ_BASE written while enabled");
-	run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 12 }, &c);
+	if (ring_init(d, &r, q, 4, 0))
+		run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 13 }, &c);
+}
+
+/*
+ * Bug: a disable left the fetched jobs in flight (STATUS.BUSY stayed set),
+ * the ring registers took new values under them, and the re-enable went on
+ * at the old CQ_TAIL: SIZE 16 -> 4 wrote a record 640 bytes into a 256-byte
+ * CQ. Now the disable drops the jobs (RESETTING until the worker is idle)
+ * and the enable starts at slot 0 of the new rings.
+ */
+static void t_ring_reprogram_inflight(struct dev *d, intptr_t arg)
+{
+	const unsigned q = 1;
+	struct frac_cqe c;
+	struct ring r;
+	double t;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 16, 0))
+		return;
+	for (unsigned i = 0; i < 10; i++)
+		if (!run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = i }, &c))
+			return;
+	qts_memset(d->q, d->bar2, 0x11, d->mem_size / 2);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 0xc0b1,
+					  .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM,
+					  .src = 0, .dst = d->mem_size / 2, .len = d->mem_size / 2 });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 0x11 });
+	ring_kick(&r);
+	for (int i = 0; i < 100 && qrd(d, q, FRAC_Q_SQ_HEAD) != 12; i++)
+		qts_clock_step(d->q, 1000);
+	if (!CHECK(qrd(d, q, FRAC_Q_STATUS) & FRAC_QSTS_BUSY, "copy not in flight"))
+		return;
+	qwr(d, q, FRAC_Q_CTRL, 0);
+	t = wait_clear(d, FRAC_QREG(q, FRAC_Q_STATUS), FRAC_QSTS_RESETTING);
+	CHECK(t >= 0 && t < FRAC_RESET_TIMEOUT_MS / 1000.0, "disable took %.3f s to drop the jobs",
+	      t);
+	CHECK_EQ(qrd(d, q, FRAC_Q_STATUS), 0, "queue STATUS after the disable");
+	CHECK_EQ(qrd(d, q, FRAC_Q_CTRL), 0, "CTRL after the disable");
+	/* Disabled and idle: the ring registers take new values. */
+	qwr(d, q, FRAC_Q_SIZE, 4);
+	CHECK_EQ(qrd(d, q, FRAC_Q_SIZE), 4, "SIZE written while disabled and idle");
+	qts_memset(d->q, r.cq, 0, 4 * sizeof(c));
+	qts_memset(d->q, r.cq + 4 * sizeof(c), 0xee, 12 * sizeof(c));
+	qwr(d, q, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	CHECK_EQ(qrd(d, q, FRAC_Q_CQ_TAIL) | qrd(d, q, FRAC_Q_SQ_HEAD), 0,
+		 "ring pointers after the enable");
+	r.size = 4;
+	r.tail = r.head = 0;
+	r.phase = true;
+	CHECK(ring_quiet(&r, 2000000, 10), "a record of a job dropped by the disable");
+	run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 0x44 }, &c);
+	mem_is(d, r.cq + 4 * sizeof(c), 0xee, 12 * sizeof(c), "written past the 4-entry CQ");
+}
+
+/* Bug: an enable refused for a bad ring left CTRL.ENABLE reading 1. */
+static void t_ring_enable_refused(struct dev *d, intptr_t arg)
+{
+	(void)arg;
+
+	fresh(d);
+	qwr(d, 2, FRAC_Q_CTRL, FRAC_QCTRL_RESET);
+	qwr(d, 2, FRAC_Q_SIZE, 3);
+	qwr(d, 2, FRAC_Q_SQ_BASE_LO, RING_BASE);
+	qwr(d, 2, FRAC_Q_CQ_BASE_LO, RING_BASE + 0x1000);
+	qwr(d, 2, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	CHECK_EQ(qrd(d, 2, FRAC_Q_STATUS), FRAC_QSTS_ERROR, "STATUS after a refused enable");
+	CHECK_EQ(qrd(d, 2, FRAC_Q_CTRL), 0, "CTRL after a refused enable");
+	/* A good enable clears ERROR. */
+	qwr(d, 2, FRAC_Q_SIZE, 4);
+	qwr(d, 2, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	CHECK_EQ(qrd(d, 2, FRAC_Q_STATUS), FRAC_QSTS_ENABLED, "STATUS after a good enable");
+	CHECK_EQ(qrd(d, 2, FRAC_Q_CTRL), FRAC_QCTRL_ENABLE, "CTRL after a good enable");
+	qwr(d, 2, FRAC_Q_CTRL, FRAC_QCTRL_RESET);
 }
 
 /* CONTROL.ENABLE gates fetching; setting it starts queues with work waiting. */
@@ -2770,19 +2863,6 @@ static void t_still_alive(struct dev *d, intptr_t arg)
 	free(r);
 }
 
-/* Poll @off until @bit reads 0; the wall time that took, or -1 after 5 s. */
-static double wait_clear(struct dev *d, uint32_t off, uint32_t bit)
-{
-	double t0 = now_s();
-
-	while (rd(d, off) & bit) {
-		if (now_s() - t0 > 5 || !qts_alive(d->q))
-			return -1;
-		usleep(100);
-	}
-	return now_s() - t0;
-}
-
 /* ---- resets ------------------------------------------------------------------- */
 
 /* Leave state everywhere a reset has to clear. */
@@ -3622,6 +3702,8 @@ static const struct test main_tests[] = {
 	{ "ring wrap, full batches", t_ring_wrap_batches, 0 },
 	{ "full CQ holds records back", t_ring_cq_full, 0 },
 	{ "queue disable/enable", t_ring_disable_enable, 0 },
+	{ "ring: SIZE 16 -> 4 under a job in flight wrote past the CQ", t_ring_reprogram_inflight, 0 },
+	{ "ring: a refused enable left CTRL.ENABLE reading 1", t_ring_enable_refused, 0 },
 	{ "CONTROL.ENABLE gates fetching", t_control_enable, 0 },
 	{ "interrupt per completion", t_irq_each, 0 },
 	{ "interrupt moderation: count", t_irq_coal_count, 0 },
