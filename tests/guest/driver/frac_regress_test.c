@@ -26,8 +26,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <linux/udmabuf.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
 #include "frac_test.h"
 
@@ -309,7 +307,7 @@ TEST_F_TIMEOUT(regress, prime_import_too_many_segments_double_free, 120)
  * kernel log stay clean.
  */
 #define RACE_BOS	32
-#define RACE_JOBS	800	/* per submitter */
+#define RACE_JOBS	500	/* per submitter */
 #define RACE_SUBMITTERS	2
 #define RACE_WAITERS	2
 
