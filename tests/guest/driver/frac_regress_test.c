@@ -731,11 +731,13 @@ TEST_F_TIMEOUT(regress, unwaited_jobs_pile_up_without_limit, 120)
  * The longest devmem COPY the device memory allows (half of it onto the
  * other half; `--prop mem-size=1G` makes the window wider) is called over
  * while it runs: by a device reset (debugfs reset, or the fatal state of
- * fault injection, once the copy is seen to have begun), or by the job timeout (fixture timeout: regress.sh loads
- * job_timeout_ms=1, one jiffy). Once WAIT has returned, either the
- * destination, sampled at 4096 places through its mapping, must never change
- * again; or the destination is freed at once, a second file allocates its
- * range, and that new BO must never change.
+ * fault injection, once the copy is seen to have begun), or by the job
+ * timeout (fixture timeout: regress.sh loads job_timeout_ms=1, one jiffy).
+ * Once WAIT has returned, either the destination, sampled at 4096 places
+ * through its mapping, must never change again; or the destination is freed
+ * at once, a second file allocates its range, and that new BO must never
+ * change. A host destination is not tried: the device stops a host copy at
+ * its next 256 KiB chunk, microseconds, which no snapshot can catch.
  */
 #define SETTLE_US	300000
 
