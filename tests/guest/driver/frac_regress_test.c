@@ -237,6 +237,16 @@ TEST_F_TIMEOUT(regress, prime_import_too_many_segments_double_free, 120)
 	imp.handle = FRAC_POISON32;
 	want = imp;
 	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp);
+	if (!ret) {
+		/* An IOMMU can map the pieces as one range: then nothing is refused. */
+		struct drm_gem_close cl = { .handle = imp.handle };
+
+		frac_t_ioctl(self->dev.fd, DRM_IOCTL_GEM_CLOSE, &cl);
+		close(big);
+		close(memfd);
+		close(udma);
+		SKIP(return, "the import mapped 65536 pieces in fewer segments (an IOMMU?)");
+	}
 	EXPECT_EQ(-E2BIG, ret) TH_LOG("import: %s", strerror(-ret));
 	EXPECT_EQ(0, memcmp(&imp, &want, sizeof(imp))) TH_LOG("the failed import changed its args");
 	EXPECT_KMSG_CLEAN(self->kmsg);
