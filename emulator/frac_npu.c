@@ -190,8 +190,8 @@ struct FracState {
     uint32_t int_mask;
     bool resetting; /* CONTROL.RESET: a global reset waits for its queues */
     bool exiting; /* frac_exit runs: MMIO, BHs and timers do nothing */
-    uint32_t clock_hi_latch;
-    uint32_t busy_hi_latch;
+    /* HI halves latched by reading LO: CLOCK, then the telemetry counters */
+    uint32_t hi_latch[1 + (FRAC_REG_IRQS_LO - FRAC_REG_BUSY_NS_LO(0)) / 8 + 1];
     int64_t clock_base;
 
     /* Telemetry, main loop only */
@@ -1527,10 +1527,49 @@ static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
     return 0;
 }
 
+/*
+ * The 64-bit clock and counters: @lo is the offset of a LO half. Reading LO
+ * latches HI (docs/hw-spec.md 3), so a LO, HI pair of reads is consistent.
+ */
+static bool frac_counter(FracState *s, hwaddr lo, uint64_t *val,
+                         unsigned *slot)
+{
+    switch (lo) {
+    case FRAC_REG_CLOCK_LO:
+        *val = frac_clock(s);
+        *slot = 0;
+        return true;
+    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA):
+    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE):
+        *val = s->busy_ns[(lo - FRAC_REG_BUSY_NS_LO(0)) / 8];
+        break;
+    case FRAC_REG_JOBS_DONE_LO:
+        *val = s->jobs_done;
+        break;
+    case FRAC_REG_JOBS_ERR_LO:
+        *val = s->jobs_err;
+        break;
+    case FRAC_REG_BYTES_RD_LO:
+        *val = s->bytes_rd;
+        break;
+    case FRAC_REG_BYTES_WR_LO:
+        *val = s->bytes_wr;
+        break;
+    case FRAC_REG_IRQS_LO:
+        *val = s->irqs;
+        break;
+    default:
+        return false;
+    }
+    *slot = 1 + (lo - FRAC_REG_BUSY_NS_LO(0)) / 8;
+    return true;
+}
+
 static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     FracState *s = opaque;
-    uint64_t v = 0;
+    uint64_t v = 0, c;
+    unsigned slot;
 
     if (s->exiting) {
         return 0;
@@ -1544,6 +1583,16 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         return v;
     }
 
+    if (frac_counter(s, addr & ~4ULL, &c, &slot)) {
+        if (addr & 4) {
+            v = s->hi_latch[slot];
+        } else {
+            s->hi_latch[slot] = c >> 32;
+            v = frac_lo(c);
+        }
+        trace_frac_npu_mmio_read(addr, v);
+        return v;
+    }
     switch (addr) {
     case FRAC_REG_ID:
         v = FRAC_ID_MAGIC;
@@ -1606,16 +1655,6 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
     case FRAC_REG_ERR_VECTOR:
         v = s->num_queues;
         break;
-    case FRAC_REG_CLOCK_LO: {
-        uint64_t now = frac_clock(s);
-
-        s->clock_hi_latch = now >> 32;
-        v = frac_lo(now);
-        break;
-    }
-    case FRAC_REG_CLOCK_HI:
-        v = s->clock_hi_latch;
-        break;
     case FRAC_REG_CLOCK_FREQ:
         v = NANOSECONDS_PER_SECOND;
         break;
@@ -1626,48 +1665,6 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
     case FRAC_REG_POWER_MW:
         frac_telemetry_update(s);
         v = FRAC_POWER_IDLE_MW + (uint32_t)(FRAC_POWER_RANGE_MW * s->util_ewma);
-        break;
-    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA):
-    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE): {
-        uint64_t b = s->busy_ns[(addr - FRAC_REG_BUSY_NS_LO(0)) / 8];
-
-        s->busy_hi_latch = b >> 32;
-        v = frac_lo(b);
-        break;
-    }
-    case FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_DMA):
-    case FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_COMPUTE):
-        v = s->busy_hi_latch;
-        break;
-    case FRAC_REG_JOBS_DONE_LO:
-        v = frac_lo(s->jobs_done);
-        break;
-    case FRAC_REG_JOBS_DONE_HI:
-        v = s->jobs_done >> 32;
-        break;
-    case FRAC_REG_JOBS_ERR_LO:
-        v = frac_lo(s->jobs_err);
-        break;
-    case FRAC_REG_JOBS_ERR_HI:
-        v = s->jobs_err >> 32;
-        break;
-    case FRAC_REG_BYTES_RD_LO:
-        v = frac_lo(s->bytes_rd);
-        break;
-    case FRAC_REG_BYTES_RD_HI:
-        v = s->bytes_rd >> 32;
-        break;
-    case FRAC_REG_BYTES_WR_LO:
-        v = frac_lo(s->bytes_wr);
-        break;
-    case FRAC_REG_BYTES_WR_HI:
-        v = s->bytes_wr >> 32;
-        break;
-    case FRAC_REG_IRQS_LO:
-        v = frac_lo(s->irqs);
-        break;
-    case FRAC_REG_IRQS_HI:
-        v = s->irqs >> 32;
         break;
     case FRAC_REG_FI_ARMED:
         if (s->fault_injection) {
@@ -1908,6 +1905,15 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         return;
     }
     if (cq) {
+        /* The head may move up to CQ_TAIL: past it are unwritten records. */
+        if (((val - q->cq_head) & (q->size - 1)) >
+            ((q->cq_tail - q->cq_head) & (q->size - 1))) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "frac-npu: q%u CQ doorbell %" PRIu64
+                          " past CQ_TAIL %u\n", qid, val, q->cq_tail);
+            frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
+            return;
+        }
         q->cq_head = val;
         if (q->cq_stalled) {
             q->cq_stalled = false;

@@ -3579,6 +3579,66 @@ out:
 	free(err);
 }
 
+/*
+ * Bug: only CLOCK and BUSY_NS latched their HI half on a LO read, not every
+ * counter as documented. BYTES_RD/WR are brought to 4 GiB - 128 MiB with
+ * devmem copies, LO is read, one more copy carries into HI, then HI must
+ * still read the value latched with LO.
+ */
+static void t_counter_hi_latch(struct dev *d, intptr_t arg)
+{
+	const uint64_t len = 128 * MiB;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, 0, 64, 0))
+		return;
+	for (unsigned i = 0; i < 31; i++)
+		if (!RUN_OK(&r, .opcode = FRAC_OP_COPY, .job_id = i,
+			    .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM, .src = 0,
+			    .dst = len, .len = len))
+			return;
+	CHECK_EQ(rd(d, FRAC_REG_BYTES_RD_LO), (uint32_t)(31 * len), "BYTES_RD_LO");
+	CHECK_EQ(rd(d, FRAC_REG_BYTES_WR_LO), (uint32_t)(31 * len), "BYTES_WR_LO");
+	RUN_OK(&r, .opcode = FRAC_OP_COPY, .job_id = 31,
+	       .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM, .src = 0, .dst = len, .len = len);
+	CHECK_EQ(rd(d, FRAC_REG_BYTES_RD_HI), 0, "BYTES_RD_HI not the value latched by LO");
+	CHECK_EQ(rd(d, FRAC_REG_BYTES_WR_HI), 0, "BYTES_WR_HI not the value latched by LO");
+	CHECK_EQ(rd64(d, FRAC_REG_BYTES_RD_LO), 32 * len, "BYTES_RD read LO then HI");
+	CHECK_EQ(rd64(d, FRAC_REG_BYTES_WR_LO), 32 * len, "BYTES_WR read LO then HI");
+}
+
+/* Bug: a CQ head doorbell past CQ_TAIL (records not yet written) was taken. */
+static void t_cq_head_past_tail(struct dev *d, intptr_t arg)
+{
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, 0, 8, 0))
+		return;
+	r.no_ack = true;
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 2);
+	wr(d, FRAC_REG_ERR_STATUS, ~0u);
+	msi_clear(d);
+	wr(d, FRAC_DB_CQ_HEAD(0), 5);
+	CHECK(rd(d, FRAC_REG_ERR_STATUS) & FRAC_ERR_BAD_DOORBELL, "ERR_STATUS.BAD_DOORBELL");
+	CHECK_EQ(rd64(d, FRAC_REG_ERR_ADDR_LO), 5, "ERR_ADDR holds the value");
+	CHECK(msi_fired(d, d->nq), "no error interrupt");
+	CHECK_EQ(qrd(d, 0, FRAC_Q_CQ_HEAD), 0, "CQ_HEAD took a value past CQ_TAIL");
+	wr(d, FRAC_REG_ERR_STATUS, ~0u);
+	/* Up to CQ_TAIL is fine, and so is going nowhere. */
+	wr(d, FRAC_DB_CQ_HEAD(0), 1);
+	wr(d, FRAC_DB_CQ_HEAD(0), 1);
+	wr(d, FRAC_DB_CQ_HEAD(0), 2);
+	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS after good CQ doorbells");
+	CHECK_EQ(qrd(d, 0, FRAC_Q_CQ_HEAD), 2, "CQ_HEAD");
+	r.no_ack = false;
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 3);
+}
+
 /* ---- hot-unplug ------------------------------------------------------------------- */
 
 #define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
@@ -3731,6 +3791,7 @@ static const struct test main_tests[] = {
 	{ "DMA into the device's own BARs", t_bad_dma_own_bar, 0 },
 	{ "bad SG lists", t_bad_sgl, 0 },
 	{ "bad doorbells", t_bad_doorbell, 0 },
+	{ "a CQ head doorbell past CQ_TAIL was taken", t_cq_head_past_tail, 0 },
 	{ "bad ring programming", t_bad_ring, 0 },
 	{ "rings that do not decode", t_bad_ring_dma, 0 },
 	{ "no DMA without bus mastering", t_bad_bus_master, 0 },
@@ -3740,6 +3801,7 @@ static const struct test main_tests[] = {
 	{ "telemetry: a faulted DMA moves no bytes", t_telemetry_fault_bytes, 0 },
 	{ "telemetry busy time", t_telemetry_busy, 0 },
 	{ "telemetry temperature and power", t_telemetry_thermal, 0 },
+	{ "counters: only CLOCK and BUSY_NS latched HI", t_counter_hi_latch, 0 },
 	{ "global reset restores power-on values", t_reset_global, 0 },
 	{ "FLR restores power-on values", t_reset_flr, 0 },
 	{ "system reset restores power-on values", t_reset_system, 0 },
