@@ -12,6 +12,8 @@
 #   FRAC_FUZZ_SCALE     multiplier of every time bound (default 1; 8 on a kernel with lockdep
 #                       or KASAN, which runs syscalls 4-80x slower)
 #   FRAC_FUZZ_ARGS      more frac_fuzz options, e.g. "--avoid-known --procs 2"
+#   FRAC_FUZZ_JOB_TIMEOUT_MS  frac.ko job_timeout_ms (default 500; small values cut long
+#                       commands short with queue resets)
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 FUZZ=$GUEST_REPO/tests/guest/fuzz/frac_fuzz
@@ -33,7 +35,8 @@ guest_begin
 mkdir -p "$OUTDIR" "$LOGDIR"
 echo "$SEED" > "$OUTDIR/seed"
 guest_diag "seed $SEED, duration $DURATION s, time scale $SCALE, op logs in $OUTDIR"
-guest_ok "load frac.ko job_timeout_ms=500" guest_load_frac job_timeout_ms=500
+JT=${FRAC_FUZZ_JOB_TIMEOUT_MS:-500}
+guest_ok "load frac.ko job_timeout_ms=$JT" guest_load_frac job_timeout_ms="$JT"
 # A foreign dma-buf with more segments than the device takes needs udmabufs of 256 MiB.
 if [ -w /sys/module/udmabuf/parameters/size_limit_mb ]; then
 	echo 300 > /sys/module/udmabuf/parameters/size_limit_mb

@@ -195,6 +195,9 @@ struct shared {
 	uint64_t raced, signalled, jobs_submitted, jobs_ended, jobs_abandoned;
 	uint64_t faults[8], fatals, resets;
 	int huge;			/* a huge BO or udmabuf exists somewhere */
+	int bigcopy;			/* op_canary_copy's BOs exist somewhere */
+	int64_t last_reset_ns;		/* of the last fatal fault or device reset */
+	int64_t last_copy_reset_ns;	/* of op_canary_copy's last device reset */
 	int stop;			/* workers: stop issuing ops */
 	int64_t fault_stop_ns;		/* when the injector stopped */
 	uint64_t ops_total;
@@ -1740,6 +1743,107 @@ static void op_canary(struct thr *t)
 	}
 }
 
+/* Claim the right to a fatal fault or device reset: at most one per --fatal-every. */
+static bool reset_claim(void)
+{
+	int64_t last = __atomic_load_n(&S->last_reset_ns, __ATOMIC_ACQUIRE), now = now_ns();
+
+	if (opt.fatal_every <= 0 || now - last < (int64_t)(opt.fatal_every * 1e9) ||
+	    now > faults_end_ns() - (int64_t)(2e9 * opt.scale))
+		return false;
+	return __atomic_compare_exchange_n(&S->last_reset_ns, &last, now, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
+/* op_canary_copy's own device resets: at most one per 3 s (a reset takes milliseconds). */
+static bool copy_reset_claim(void)
+{
+	int64_t last = __atomic_load_n(&S->last_copy_reset_ns, __ATOMIC_ACQUIRE), now = now_ns();
+
+	if (now - last < (int64_t)(3e9 * opt.scale) ||
+	    now > faults_end_ns() - (int64_t)(2e9 * opt.scale))
+		return false;
+	return __atomic_compare_exchange_n(&S->last_copy_reset_ns, &last, now, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/*
+ * The long-command canary: a device-memory COPY of tens of MiB, cut short by
+ * the job timeout (injected latency) or a device reset while it runs. Once
+ * WAIT reports it ended, the destination gets a marker that must stay: a
+ * device still inside the copy would overwrite it.
+ */
+static void op_canary_copy(struct thr *t)
+{
+	uint64_t size = (uint64_t)(16 + rnd(&t->rng, 48)) << 20;
+	struct frac_dev d = gdev;
+	struct frac_bo src, dst;
+	struct frac_cmdlist cl;
+	struct drm_frac_submit s = { 0 };
+	struct drm_frac_wait w;
+	int zero = 0, how = rnd(&t->rng, 3);
+	unsigned int gen;
+	struct xres r;
+	size_t at;
+	uint8_t mark = (uint8_t)(0x30 + rnd(&t->rng, 64));
+
+	if (!(gdev.features & DRM_FRAC_FEAT_DEVMEM) || size * 2 > gdev.devmem_size / 2 ||
+	    !__atomic_compare_exchange_n(&S->bigcopy, &zero, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	d.fd = P.fd[SLOT_O];
+	t->seq++;
+	tlog(t, "canary copy %" PRIu64 " MiB, %s", size >> 20,
+	     how == 0 ? "latency" : how == 1 ? "reset" : "plain");
+	if (frac_bo_create(&d, size, DRM_FRAC_BO_DEVMEM, &src))
+		goto out;
+	if (frac_bo_create(&d, size, DRM_FRAC_BO_DEVMEM, &dst))
+		goto out_src;
+	if (frac_bo_map(&d, &dst))
+		goto out_dst;
+	frac_cmdlist_init(&cl);
+	frac_cmd_copy(&cl, &dst, 0, &src, 0, size);
+	s.cmds = (uintptr_t)cl.cmds;
+	s.cmd_count = cl.count;
+	s.cmd_size = sizeof(cl.cmds[0]);
+	s.queue = rnd(&t->rng, gdev.num_queues);
+	if (!opt.faults || now_ns() > faults_end_ns() - 2000000000ll)
+		how = 2;
+	if (how == 0) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "latency %u %u", s.queue,
+			 job_timeout_ms + rnd(&t->rng, job_timeout_ms));
+		tlog(t, "inject %s", what);
+		inject(what);
+	}
+	slot_fd(SLOT_O, &gen);
+	r = xioctl(t, IO_SUBMIT, SLOT_O, DRM_IOCTL_FRAC_SUBMIT, &s, sizeof(s), 0, NULL, 0);
+	if (r.err)
+		goto out_dst;
+	__atomic_fetch_add(&S->jobs_submitted, 1, __ATOMIC_RELAXED);
+	if (how == 1 && copy_reset_claim()) {
+		usleep(1000 + rnd(&t->rng, 20000));	/* into the copy */
+		tlog(t, "inject reset");
+		if (!inject("reset"))
+			__atomic_fetch_add(&S->resets, 1, __ATOMIC_RELAXED);
+	}
+	if (!wait_job_bounded(t, SLOT_O, gen, s.job_id, (int64_t)(30e9 * opt.scale), &w))
+		goto out_dst;
+	memset(dst.map, mark, size);
+	usleep(100000 + rnd(&t->rng, 400000));
+	if (!all_bytes(dst.map, size, mark, &at))
+		fail(F_DATA, "device-memory COPY of %" PRIu64 " MiB (status %d) wrote its destination "
+		     "after WAIT reported it ended (byte %zu is %#x, marker %#x)", size >> 20,
+		     w.status, at, ((uint8_t *)dst.map)[at], mark);
+out_dst:
+	frac_bo_destroy(&d, &dst);
+out_src:
+	frac_bo_destroy(&d, &src);
+out:
+	__atomic_store_n(&S->bigcopy, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- Worker threads -------------------------------------------------------- */
 
 struct op_def {
@@ -1752,6 +1856,7 @@ static const struct op_def ops[] = {
 	{ op_mmap, 5 }, { op_prime_export, 4 }, { op_prime_import, 4 }, { op_udmabuf, 1 },
 	{ op_syncobj, 6 }, { op_submit, 30 }, { op_wait, 18 }, { op_wait_race, 2 }, { op_poll, 3 },
 	{ op_fd_close, 1 }, { op_fork, 1 }, { op_fresh, 2 }, { op_canary, 3 },
+	{ op_canary_copy, 2 },
 };
 
 static void *worker(void *arg)
@@ -1966,12 +2071,11 @@ static int injector_main(void)
 {
 	static const char *const kinds[] = { "hang", "drop-irq", "error", "dma", "latency" };
 	uint64_t rng = opt.seed ^ 0xfa017ull;
-	int64_t end = t_start_ns + (int64_t)(opt.duration * 1e9), quiet, last_fatal;
+	int64_t end = t_start_ns + (int64_t)(opt.duration * 1e9), quiet;
 	char what[64], path[PATH_MAX];
 	FILE *log;
 
 	quiet = quiet_ns();
-	last_fatal = now_ns();
 	snprintf(path, sizeof(path), "%s/fuzz-faults.log", opt.out);
 	log = fopen(path, "w");
 	while (now_ns() < end - quiet && !__atomic_load_n(&S->stop, __ATOMIC_RELAXED)) {
@@ -1979,9 +2083,7 @@ static int injector_main(void)
 		int ret;
 
 		usleep(20000 + rnd(&rng, 280000));
-		if (opt.fatal_every > 0 && now_ns() - last_fatal > (int64_t)(opt.fatal_every * 1e9) &&
-		    now_ns() < end - quiet - (int64_t)(2e9 * opt.scale)) {
-			last_fatal = now_ns();
+		if (reset_claim()) {
 			snprintf(what, sizeof(what), "%s", chance(&rng, 50) ? "fatal" : "reset");
 			__atomic_fetch_add(what[0] == 'f' ? &S->fatals : &S->resets, 1,
 					   __ATOMIC_RELAXED);
@@ -2389,6 +2491,7 @@ int main(int argc, char **argv)
 	done0 = counter("jobs_completed");
 	failed0 = counter("jobs_failed");
 	t_start_ns = now_ns();
+	S->last_reset_ns = t_start_ns;
 
 	fflush(NULL);
 	for (i = 0; i < opt.procs; i++) {
