@@ -1775,7 +1775,9 @@ static bool copy_reset_claim(void)
  */
 static void op_canary_copy(struct thr *t)
 {
-	uint64_t size = (uint64_t)(16 + rnd(&t->rng, 48)) << 20;
+	/* 1/16 to 1/4 of device memory each: the longer the copy, the wider the window */
+	uint64_t size = (gdev.devmem_size / 16 + rnd64(&t->rng) % (gdev.devmem_size * 3 / 16)) &
+			~0xfffffull;
 	struct frac_dev d = gdev;
 	struct frac_bo src, dst;
 	struct frac_cmdlist cl;
@@ -1787,7 +1789,7 @@ static void op_canary_copy(struct thr *t)
 	size_t at;
 	uint8_t mark = (uint8_t)(0x30 + rnd(&t->rng, 64));
 
-	if (!(gdev.features & DRM_FRAC_FEAT_DEVMEM) || size * 2 > gdev.devmem_size / 2 ||
+	if (!(gdev.features & DRM_FRAC_FEAT_DEVMEM) || !size || size * 2 > gdev.devmem_size / 2 ||
 	    !__atomic_compare_exchange_n(&S->bigcopy, &zero, 1, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
