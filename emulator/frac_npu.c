@@ -934,8 +934,8 @@ static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
     }
     frac_job_sizes(&job->desc, &ssz, &dsz, &asz);
     bytes = job->status ? 0 : ssz + dsz + asz;
-    job->dma_ns = s->dma_bw_mbps ? bytes * 1000 / s->dma_bw_mbps : 0;
-    if (!job->status && job->desc.opcode == FRAC_OP_GEMM && s->compute_gflops) {
+    job->dma_ns = bytes * 1000 / s->dma_bw_mbps;
+    if (!job->status && job->desc.opcode == FRAC_OP_GEMM) {
         uint64_t flops = 2ULL * job->desc.arg[0] * job->desc.arg[1] * job->desc.arg[2];
 
         job->compute_ns = flops / s->compute_gflops;
@@ -2049,6 +2049,44 @@ static void frac_reset(DeviceState *dev)
     frac_reset_all(s, "device");
 }
 
+/* Timing model bounds: 0 bandwidth or rate is not "free" (zero-latency is). */
+#define FRAC_MAX_LATENCY_NS NANOSECONDS_PER_SECOND
+#define FRAC_MAX_DMA_MBPS 1000000 /* 1 TB/s */
+#define FRAC_MAX_GFLOPS 1000000
+
+static bool frac_check_params(FracState *s, Error **errp)
+{
+    if (s->num_queues < FRAC_MIN_QUEUES || s->num_queues > FRAC_MAX_QUEUES) {
+        error_setg(errp, "queues must be %u..%u, not %u", FRAC_MIN_QUEUES,
+               FRAC_MAX_QUEUES, s->num_queues);
+        return false;
+    }
+    if (s->mem_size < 1 * MiB || s->mem_size > 64 * GiB ||
+        !is_power_of_2(s->mem_size)) {
+        error_setg(errp, "mem-size must be a power of two in 1M..64G");
+        return false;
+    }
+    if (s->fetch_latency_ns > FRAC_MAX_LATENCY_NS ||
+        s->completion_latency_ns > FRAC_MAX_LATENCY_NS) {
+        error_setg(errp, "fetch-latency-ns and completion-latency-ns must be "
+                   "0..%" PRIu64, (uint64_t)FRAC_MAX_LATENCY_NS);
+        return false;
+    }
+    if (!s->dma_bw_mbps || s->dma_bw_mbps > FRAC_MAX_DMA_MBPS) {
+        error_setg(errp, "dma-bandwidth-mbps must be 1..%u (zero-latency=on "
+                   "models no cost), not %u", FRAC_MAX_DMA_MBPS,
+                   s->dma_bw_mbps);
+        return false;
+    }
+    if (!s->compute_gflops || s->compute_gflops > FRAC_MAX_GFLOPS) {
+        error_setg(errp, "compute-gflops must be 1..%u (zero-latency=on "
+                   "models no cost), not %u", FRAC_MAX_GFLOPS,
+                   s->compute_gflops);
+        return false;
+    }
+    return true;
+}
+
 static void frac_realize(PCIDevice *pdev, Error **errp)
 {
     FracState *s = FRAC_NPU(pdev);
@@ -2056,13 +2094,7 @@ static void frac_realize(PCIDevice *pdev, Error **errp)
     unsigned nvec;
     int ret;
 
-    if (s->num_queues < FRAC_MIN_QUEUES || s->num_queues > FRAC_MAX_QUEUES) {
-        error_setg(errp, "queues must be %u..%u, not %u", FRAC_MIN_QUEUES,
-               FRAC_MAX_QUEUES, s->num_queues);
-        return;
-    }
-    if (s->mem_size < 1 * MiB || s->mem_size > 64 * GiB || !is_power_of_2(s->mem_size)) {
-        error_setg(errp, "mem-size must be a power of two in 1M..64G");
+    if (!frac_check_params(s, errp)) {
         return;
     }
 

@@ -3482,13 +3482,23 @@ static void t_zero_latency_fetch(struct dev *d, intptr_t inline_fetch)
 
 static const char *qemu_path;
 
-/* Properties out of range: realize fails, QEMU exits with an error. */
+/*
+ * Properties out of range: realize fails, QEMU exits with an error. Bug:
+ * the timing properties were not bounded, and dma-bandwidth-mbps=0 or
+ * compute-gflops=0 silently meant "no cost".
+ */
 static void t_bad_props(struct dev *d, intptr_t arg)
 {
 	static const struct { const char *p, *msg; } cases[] = {
 		{ "queues=0", "queues" }, { "queues=17", "queues" },
 		{ "mem-size=512K", "mem-size" }, { "mem-size=3M", "mem-size" },
 		{ "mem-size=128G", "mem-size" },
+		{ "fetch-latency-ns=1000000001", "fetch-latency-ns" },
+		{ "completion-latency-ns=4000000000", "completion-latency-ns" },
+		{ "dma-bandwidth-mbps=0", "dma-bandwidth-mbps" },
+		{ "dma-bandwidth-mbps=1000001", "dma-bandwidth-mbps" },
+		{ "compute-gflops=0", "compute-gflops" },
+		{ "compute-gflops=1000001", "compute-gflops" },
 	};
 	(void)d;
 	(void)arg;
