@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <linux/udmabuf.h>
 
 #include "frac_test.h"
@@ -984,57 +985,24 @@ FIXTURE_TEARDOWN(unplug)
  * core's check before the unplug and was still in io_remap_pfn_range() (its
  * VMA not yet linked where the zap looks) when the unplug's zap ran kept a
  * live mapping of the BAR's physical range after the removal: memory the PCI
- * core had released and may give to another device. Two threads map and
- * unmap a BO of all the device memory (the biggest, slowest remap) in a
+ * core had released and may give to another device. Three processes map
+ * and unmap a BO of all the device memory (the biggest, slowest remap) in a
  * loop while the device is removed; every mapping that returned once the
  * removal had begun, and one made before it, must fault (SIGBUS) afterwards, and an
- * mmap after the removal must fail with -ENODEV. On the driver before the
- * fix this fails only when the race is won: the deterministic parts passed.
+ * mmap after the removal must fail with -ENODEV. Three removals, with a
+ * rescan between them. On the driver before the fix this fails only when
+ * the race is won: the deterministic parts passed.
  */
 #define UNPLUG_KEEP	64
+#define UNPLUG_MAPPERS	3	/* processes: mmap() holds its mm's mmap_lock throughout */
 
+/* Shared between the test and its mapper processes (MAP_SHARED | MAP_ANONYMOUS). */
 struct unplug_race {
 	int fd;
 	uint64_t size, offset;
 	int started, done;
-	pthread_mutex_t lock;
-	void *kept[UNPLUG_KEEP];
-	int nkept, maps, enodev, other_err;
+	int maps, kept, live, enodev, other_err;	/* summed over the mappers */
 };
-
-static void *unplug_mapper(void *arg)
-{
-	struct unplug_race *r = arg;
-
-	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
-		void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-			       (off_t)r->offset);
-		/* Kept if it returned once the removal had begun. */
-		int started = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE);
-
-		if (p == MAP_FAILED) {
-			pthread_mutex_lock(&r->lock);
-			if (errno == ENODEV)
-				r->enodev++;
-			else
-				r->other_err = errno;
-			pthread_mutex_unlock(&r->lock);
-			if (errno == ENODEV)
-				break;
-			continue;
-		}
-		pthread_mutex_lock(&r->lock);
-		r->maps++;
-		if (started && r->nkept < UNPLUG_KEEP) {
-			r->kept[r->nkept++] = p;
-			p = NULL;
-		}
-		pthread_mutex_unlock(&r->lock);
-		if (p)
-			munmap(p, r->size);
-	}
-	return NULL;
-}
 
 static sigjmp_buf bus_jmp;
 
@@ -1064,56 +1032,109 @@ static bool faults(const void *p)
 	return f;
 }
 
-TEST_F_TIMEOUT(unplug, devmem_mmap_races_unplug, 120)
+/*
+ * A mapper process: map and unmap the BO until the removal has begun, keep
+ * what it maps from then on, and once the test says done, count the kept
+ * mappings that still read (live) instead of faulting.
+ */
+static void unplug_mapper(struct unplug_race *r)
 {
-	struct unplug_race *r = calloc(1, sizeof(*r));
+	void *kept[UNPLUG_KEEP];
+	int n = 0, maps = 0, live = 0, i;
+
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+		void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+			       (off_t)r->offset);
+		/* Kept if it returned once the removal had begun. */
+		int started = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE);
+
+		if (p == MAP_FAILED) {
+			if (errno != ENODEV) {
+				__atomic_store_n(&r->other_err, errno, __ATOMIC_RELAXED);
+				continue;
+			}
+			__atomic_fetch_add(&r->enodev, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		maps++;
+		if (started && n < UNPLUG_KEEP)
+			kept[n++] = p;
+		else
+			munmap(p, r->size);
+	}
+	while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	for (i = 0; i < n; i++) {
+		if (!faults(kept[i]))
+			live++;
+		munmap(kept[i], r->size);
+	}
+	__atomic_fetch_add(&r->maps, maps, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->kept, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->live, live, __ATOMIC_RELAXED);
+}
+
+/* One removal raced by the mappers; the number of mappings that survived it. */
+static int unplug_round(struct __test_metadata *_metadata, struct frac_dev *dev,
+			const char *bdf)
+{
+	struct unplug_race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid[UNPLUG_MAPPERS];
 	struct drm_frac_bo_info info;
 	struct frac_bo bo = { 0 };
-	pthread_t thr[2];
 	char path[256];
 	void *before, *map;
-	int i, live = 0;
+	int i, st, live;
 
-	ASSERT_NE(NULL, r);
-	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || self->dev.devmem_size < (2 << 20))
-		SKIP(return, "no device memory");
+	if (r == MAP_FAILED)
+		return -1;
+	memset(r, 0, sizeof(*r));
 	/* All of the device memory if no one else holds some, else half. */
-	if (frac_bo_create(&self->dev, self->dev.devmem_size, DRM_FRAC_BO_DEVMEM, &bo))
-		ASSERT_EQ(0, frac_bo_create(&self->dev, self->dev.devmem_size / 2,
-					    DRM_FRAC_BO_DEVMEM, &bo));
-	ASSERT_EQ(0, bo_info(self->dev.fd, bo.handle, &info));
-	r->fd = self->dev.fd;
+	if (frac_bo_create(dev, dev->devmem_size, DRM_FRAC_BO_DEVMEM, &bo))
+		EXPECT_EQ(0, frac_bo_create(dev, dev->devmem_size / 2, DRM_FRAC_BO_DEVMEM, &bo));
+	EXPECT_EQ(0, bo_info(dev->fd, bo.handle, &info));
+	r->fd = dev->fd;
 	r->size = info.size;
 	r->offset = info.mmap_offset;
-	pthread_mutex_init(&r->lock, NULL);
 	before = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
 		      (off_t)r->offset);
-	ASSERT_NE(MAP_FAILED, before);
-	ASSERT_FALSE(faults(before));
+	EXPECT_NE(MAP_FAILED, before);
+	if (before == MAP_FAILED) {
+		munmap(r, sizeof(*r));
+		return -1;
+	}
+	EXPECT_FALSE(faults(before));
 
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, pthread_create(&thr[i], NULL, unplug_mapper, r));
+	for (i = 0; i < UNPLUG_MAPPERS; i++) {
+		pid[i] = fork();
+		if (!pid[i]) {
+			unplug_mapper(r);
+			_exit(0);
+		}
+		EXPECT_LT(0, pid[i]);
+	}
 	usleep(100000);
 	__atomic_store_n(&r->started, 1, __ATOMIC_RELEASE);
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
-	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf);
+	EXPECT_EQ(0, frac_t_write_str(path, "1"));
 	usleep(50000);
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < 2; i++)
-		pthread_join(thr[i], NULL);
+	for (i = 0; i < UNPLUG_MAPPERS; i++) {
+		if (pid[i] <= 0)
+			continue;
+		EXPECT_EQ(pid[i], waitpid(pid[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("mapper status %#x", st);
+	}
 	TH_LOG("%d mappings made, %d kept from the removal on, %d mmaps refused with ENODEV",
-	       r->maps, r->nkept, r->enodev);
+	       r->maps, r->kept, r->enodev);
 	EXPECT_EQ(0, r->other_err) TH_LOG("mmap: %s", strerror(r->other_err));
 
 	/* Nothing maps the removed device's BAR any more. */
 	EXPECT_TRUE(faults(before)) TH_LOG("a mapping made before the removal survived it");
-	for (i = 0; i < r->nkept; i++) {
-		if (!faults(r->kept[i]))
-			live++;
-		munmap(r->kept[i], r->size);
-	}
+	live = r->live;
 	EXPECT_EQ(0, live) TH_LOG("%d of %d mappings made during the removal survived it", live,
-				  r->nkept);
+				  r->kept);
 	munmap(before, r->size);
 
 	map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, (off_t)r->offset);
@@ -1123,12 +1144,50 @@ TEST_F_TIMEOUT(unplug, devmem_mmap_races_unplug, 120)
 	}
 	if (map == MAP_FAILED)
 		EXPECT_EQ(ENODEV, errno);
-	frac_bo_destroy(&self->dev, &bo);
-	frac_close(&self->dev);
-	self->dev.fd = -1;
+	frac_bo_destroy(dev, &bo);
+	frac_close(dev);
+	dev->fd = -1;
+	munmap(r, sizeof(*r));
+	return live;
+}
+
+/* Rescan the bus and open the device at @bdf again (10 s at most). */
+static int rescan_open(const char *bdf, struct frac_dev *dev)
+{
+	int i, ret = frac_t_write_str("/sys/bus/pci/rescan", "1");
+
+	if (ret)
+		return ret;
+	for (i = 0; i < 100; i++) {
+		ret = frac_open_pci(bdf, dev);
+		if (!ret)
+			return 0;
+		usleep(100000);
+	}
+	return ret;
+}
+
+/* Three removals, each after a rescan: a race one removal wins about half the time. */
+#define UNPLUG_ROUNDS	3
+
+TEST_F_TIMEOUT(unplug, devmem_mmap_races_unplug, 120)
+{
+	int round, ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || self->dev.devmem_size < (2 << 20))
+		SKIP(return, "no device memory");
+	for (round = 0; round < UNPLUG_ROUNDS; round++) {
+		if (round) {
+			usleep(200000);
+			ret = rescan_open(self->bdf, &self->dev);
+			ASSERT_EQ(0, ret) TH_LOG("rescan: %s", strerror(-ret));
+		}
+		ret = unplug_round(_metadata, &self->dev, self->bdf);
+		if (ret)
+			break;		/* shown (or broken): once is enough */
+	}
 	usleep(200000);
 	EXPECT_KMSG_CLEAN(self->kmsg);
-	free(r);
 }
 
 TEST_HARNESS_MAIN
