@@ -388,6 +388,12 @@ static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
     PCIDevice *pdev = PCI_DEVICE(job->q->s);
     MemTxResult r;
 
+    if (job->inject_dma && len) {
+        /* Injected: the job's first host DMA faults, at its first byte. */
+        job->inject_dma = false;
+        job->err_addr = addr;
+        return FRAC_STATUS_DMA_FAULT;
+    }
     if (!frac_host_range_ok(job, addr, len)) {
         return FRAC_STATUS_DMA_FAULT;
     }
@@ -766,12 +772,6 @@ static void frac_job_execute(FracJob *job)
     uint64_t ssz, dsz, asz;
     uint64_t t0 = frac_clock(s);
 
-    if (job->inject_dma) {
-        /* Injected: the job's first transfer faults. */
-        job->status = FRAC_STATUS_DMA_FAULT;
-        job->err_addr = d->src ? d->src : d->dst;
-        goto timestamps;
-    }
     frac_job_sizes(d, &ssz, &dsz, &asz);
     frac_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
     frac_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
@@ -811,7 +811,6 @@ out:
     frac_operand_free(&src);
     frac_operand_free(&dst);
     frac_operand_free(&aux);
-timestamps:
     if (s->zero_latency) {
         /* No model: the device clock at the real start and end. */
         job->t_start = t0;
@@ -947,6 +946,17 @@ static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
     job->deadline = frac_dev_to_virt(s, job->t_end + s->completion_latency_ns);
 }
 
+/* Does the validated job do host DMA (the kind an injected fault hits)? */
+static bool frac_job_host_dma(const struct frac_desc *d)
+{
+    uint64_t ssz, dsz, asz;
+
+    frac_job_sizes(d, &ssz, &dsz, &asz);
+    return (ssz && !(d->flags & FRAC_DF_SRC_DEVMEM)) ||
+           (dsz && !(d->flags & FRAC_DF_DST_DEVMEM)) ||
+           (asz && !(d->flags & FRAC_DF_AUX_DEVMEM));
+}
+
 static bool frac_job_is_small(FracJob *job)
 {
     struct frac_desc *d = &job->desc;
@@ -1021,7 +1031,7 @@ static void frac_queue_fetch(FracQueue *q)
             q->fi_error_jobs--;
             job->status = FRAC_STATUS_INJECTED;
             job->inject_error = true;
-        } else if (q->fi_dma_jobs) {
+        } else if (q->fi_dma_jobs && frac_job_host_dma(d)) {
             q->fi_dma_jobs--;
             job->inject_dma = true;
         }

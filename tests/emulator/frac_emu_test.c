@@ -2044,18 +2044,42 @@ static void t_fault_dma(struct dev *d, intptr_t how)
 	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS after W1C");
 	RUN_OK(&r, .opcode = FRAC_OP_COPY, .job_id = 2, .src = BUF(0), .dst = BUF(1), .len = 256);
 	mem_is(d, BUF(1), 0x5a, 256, "copy after the fault");
-	/* Jobs on device memory only fail too; a fill faults on its dst. */
-	if (inject(d, how, FRAC_FAULT_DMA, q, 2)) {
-		run_expect(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 3,
-			   .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM, .src = 0, .dst = 4096,
-			   .len = 64 }, FRAC_STATUS_DMA_FAULT, "devmem-only copy");
-		if (run1(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = 4,
-						  .dst = BUF(1), .len = 64 }, &c)) {
-			CHECK_EQ(c.status, FRAC_STATUS_DMA_FAULT, "fill status");
-			CHECK_EQ(c.err_addr, BUF(1), "fill err_addr");
-		}
-		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 5);
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED at the end");
+}
+
+/*
+ * Bug: an injected DMA fault was used up by a NOP (which does no DMA), and
+ * its err_addr was the descriptor's src even when that was a device memory
+ * offset. It now hits the first host DMA of the next job that does one.
+ */
+static void t_fault_dma_first_dma(struct dev *d, intptr_t arg)
+{
+	const unsigned q = 3;
+	struct frac_cqe c;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 8, 0) || !inject(d, FI_QOM, FRAC_FAULT_DMA, q, 2))
+		return;
+	/* No host DMA: neither consumes the fault. */
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+	RUN_OK(&r, .opcode = FRAC_OP_COPY, .job_id = 2,
+	       .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM, .src = 0, .dst = 4096, .len = 64);
+	CHECK(rd(d, FRAC_REG_FI_ARMED) & (1u << FRAC_FAULT_DMA), "FI_ARMED.DMA used up");
+	/* devmem -> host: the first host DMA is the write to dst. */
+	if (run1(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 3,
+					  .flags = FRAC_DF_SRC_DEVMEM, .src = 0x1000,
+					  .dst = BUF(1), .len = 64 }, &c)) {
+		CHECK_EQ(c.status, FRAC_STATUS_DMA_FAULT, "devmem -> host copy status");
+		CHECK_EQ(c.err_addr, BUF(1), "err_addr (the host address, not the devmem offset)");
 	}
+	if (run1(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = 4,
+					  .dst = BUF(1), .len = 64 }, &c)) {
+		CHECK_EQ(c.status, FRAC_STATUS_DMA_FAULT, "fill status");
+		CHECK_EQ(c.err_addr, BUF(1), "fill err_addr");
+	}
+	RUN_OK(&r, .opcode = FRAC_OP_FILL, .job_id = 5, .dst = BUF(1), .len = 64);
 	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED at the end");
 }
 
@@ -3788,6 +3812,7 @@ static const struct test main_tests[] = {
 	{ "fault error via FI_CTRL", t_fault_error, FI_REG },
 	{ "fault dma via QOM inject", t_fault_dma, FI_QOM },
 	{ "fault dma via FI_CTRL", t_fault_dma, FI_REG },
+	{ "fault dma: used up by a NOP, err_addr a devmem offset", t_fault_dma_first_dma, 0 },
 	{ "fault fatal via QOM inject", t_fault_fatal, FI_QOM },
 	{ "fault fatal via FI_CTRL", t_fault_fatal, FI_REG },
 	{ "fault latency via QOM inject", t_fault_latency, FI_QOM },
