@@ -1129,6 +1129,36 @@ static void frac_coal_timer(void *opaque)
     frac_guarded(opaque, frac_coal_fire);
 }
 
+/*
+ * Write a completion record: everything but the dword holding sq_head and
+ * the phase flags first, that dword last, so a driver that sees the phase
+ * flip sees the whole record (NVMe puts its phase in the CQE's last dword
+ * for the same reason).
+ */
+static bool frac_cqe_write(FracState *s, uint64_t addr,
+                           const struct frac_cqe *cqe)
+{
+    static const struct {
+        unsigned off, len;
+    } part[] = {
+        { 0, offsetof(struct frac_cqe, sq_head) },
+        { offsetof(struct frac_cqe, err_addr),
+          sizeof(*cqe) - offsetof(struct frac_cqe, err_addr) },
+        { offsetof(struct frac_cqe, sq_head), 4 },
+    };
+
+    QEMU_BUILD_BUG_ON(offsetof(struct frac_cqe, flags) + 2 !=
+                      offsetof(struct frac_cqe, err_addr));
+    for (int i = 0; i < ARRAY_SIZE(part); i++) {
+        if (pci_dma_write(PCI_DEVICE(s), addr + part[i].off,
+                          (const uint8_t *)cqe + part[i].off,
+                          part[i].len) != MEMTX_OK) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool frac_post_one(FracQueue *q, FracJob *job)
 {
     FracState *s = q->s;
@@ -1150,7 +1180,7 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
     cqe.err_addr = cpu_to_le64(job->err_addr);
     if (frac_own_bar(s, addr, sizeof(cqe), NULL) ||
-        pci_dma_write(PCI_DEVICE(s), addr, &cqe, sizeof(cqe)) != MEMTX_OK) {
+        !frac_cqe_write(s, addr, &cqe)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                   "frac-npu: q%u completion write to 0x%" PRIx64 " failed\n",
                   q->id, addr);

@@ -3673,6 +3673,65 @@ static void t_cq_head_past_tail(struct dev *d, intptr_t arg)
 	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 3);
 }
 
+/*
+ * Bug: the completion record went out in one DMA, its phase bit (in the
+ * dword at 36) written before the err_addr after it: a driver polling the
+ * phase could read a stale err_addr. The record must be written without
+ * that dword first and the dword last. Frac0's CQ is put in frac1's BAR0
+ * (offset 0x200, registers that ignore writes), so the record arrives as
+ * 4-byte MMIO writes that frac1 traces (frac_npu_mmio_write) in order.
+ */
+static void t_cqe_phase_last(struct dev *d, intptr_t arg)
+{
+	struct dev d1 = { .q = d->q, .devfn = d->devfn + 8 };
+	const uint64_t bar1 = BAR0_ADDR + 0x100000;
+	unsigned order[32], n = 0;
+	struct ring r;
+	char line[512];
+	FILE *f;
+	(void)arg;
+
+	if (!CHECK_EQ(cfg_rl(&d1, 0), (uint32_t)FRAC_PCI_DEVICE_ID << 16 | FRAC_PCI_VENDOR_ID,
+		      "frac1 next to frac0"))
+		return;
+	cfg_wl(&d1, 0x10, (uint32_t)bar1);
+	cfg_wl(&d1, 0x14, 0);
+	cfg_ww(&d1, 0x04, 0x0002);
+	fresh(d);
+	if (!ring_init(d, &r, 0, 4, 0))
+		return;
+	qwr(d, 0, FRAC_Q_CTRL, 0);
+	qwr(d, 0, FRAC_Q_CQ_BASE_LO, (uint32_t)(bar1 + 0x200));
+	qwr(d, 0, FRAC_Q_CQ_BASE_HI, 0);
+	qwr(d, 0, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 0x77 });
+	ring_kick(&r);
+	for (int i = 0; i < 100 && qrd(d, 0, FRAC_Q_CQ_TAIL) != 1; i++)
+		qts_clock_step(d->q, 1000);
+	CHECK_EQ(qrd(d, 0, FRAC_Q_CQ_TAIL), 1, "record written");
+	f = fopen(qts_log_path(d->q), "r");
+	if (!CHECK(f, "no QEMU log"))
+		return;
+	while (fgets(line, sizeof(line), f) && n < ARRAY_SIZE(order)) {
+		char *p = strstr(line, "frac_npu_mmio_write addr 0x");
+		unsigned a;
+
+		if (p && sscanf(p, "frac_npu_mmio_write addr 0x%x", &a) == 1 &&
+		    a >= 0x200 && a < 0x240)
+			order[n++] = a - 0x200;
+	}
+	fclose(f);
+	if (!CHECK_EQ(n, 16, "dwords of the record seen"))
+		return;
+	CHECK_EQ(order[15], offsetof(struct frac_cqe, sq_head),
+		 "last dword written (sq_head and the phase flags must be last)");
+	for (unsigned i = 0; i < 15; i++)
+		CHECK(order[i] != offsetof(struct frac_cqe, sq_head),
+		      "the phase dword went out as dword %u of 16", i + 1);
+	qwr(d, 0, FRAC_Q_CTRL, FRAC_QCTRL_RESET);
+	wait_clear(d, FRAC_QREG(0, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
+}
+
 /* ---- hot-unplug ------------------------------------------------------------------- */
 
 #define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
@@ -3885,6 +3944,10 @@ static const struct test ownbar_tests[] = {
 	{ "QOM inject ran without the re-entrancy guard", t_inject_unguarded, 0 },
 };
 
+static const struct test twodev_tests[] = {
+	{ "the phase dword was written before the rest of the record", t_cqe_phase_last, 0 },
+};
+
 static const struct test noqemu_tests[] = {
 	{ "out-of-range properties are refused", t_bad_props, 0 },
 	{ "hot-unplug hung while a worker did DMA to MMIO", t_unplug_mmio_dma, 0 },
@@ -3916,6 +3979,8 @@ static const struct group groups[] = {
 	/* The same with the fetch inside the doorbell write. */
 	GROUP("own-BAR rings, zero-latency", "frac-npu,id=frac0,zero-latency=on", "256M", false,
 	      ownbar_tests),
+	GROUP("two devices", "frac-npu,id=frac0 -device frac-npu,id=frac1 "
+	      "-trace frac_npu_mmio_write", "256M", false, twodev_tests),
 	GROUP("properties", NULL, NULL, false, noqemu_tests),
 };
 
