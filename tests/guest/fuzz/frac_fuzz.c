@@ -1710,7 +1710,8 @@ static void op_canary(struct thr *t)
 			__atomic_fetch_add(&S->faults[4], 1, __ATOMIC_RELAXED);
 	}
 	slot_fd(SLOT_O, &gen);
-	r = xioctl(t, IO_SUBMIT, SLOT_O, DRM_IOCTL_FRAC_SUBMIT, &s, sizeof(s), 0, NULL, 0);
+	r = xioctl(t, IO_SUBMIT, SLOT_O, DRM_IOCTL_FRAC_SUBMIT, &s, sizeof(s), 0, cl.cmds,
+		   sizeof(cl.cmds[0]));
 	if (r.err) {
 		fail(F_STATE, "oracle SUBMIT (a valid FILL): %s", ename(r.err));
 		return;
@@ -1820,7 +1821,8 @@ static void op_canary_copy(struct thr *t)
 		inject(what);
 	}
 	slot_fd(SLOT_O, &gen);
-	r = xioctl(t, IO_SUBMIT, SLOT_O, DRM_IOCTL_FRAC_SUBMIT, &s, sizeof(s), 0, NULL, 0);
+	r = xioctl(t, IO_SUBMIT, SLOT_O, DRM_IOCTL_FRAC_SUBMIT, &s, sizeof(s), 0, cl.cmds,
+		   sizeof(cl.cmds[0]));
 	if (r.err)
 		goto out_dst;
 	__atomic_fetch_add(&S->jobs_submitted, 1, __ATOMIC_RELAXED);
@@ -2291,9 +2293,9 @@ static int replay(const char *file)
 		{ "SYNCOBJ_DESTROY", DRM_IOCTL_SYNCOBJ_DESTROY },
 		{ "SYNCOBJ_WAIT", DRM_IOCTL_SYNCOBJ_WAIT }, { "SYNCOBJ_RESET", DRM_IOCTL_SYNCOBJ_RESET },
 	};
-	char line[4096], name[32], h[1024];
+	char line[4096], name[32], h[1024], got[32] = "";
 	uint8_t arg[256], extra[1024];
-	int fds[NSLOT], s, n = 0;
+	int fds[NSLOT], s, n = 0, differ = 0;
 	FILE *f = fopen(file, "r");
 
 	if (!f) {
@@ -2307,6 +2309,17 @@ static int replay(const char *file)
 		int slot, len, ret;
 		size_t k;
 
+		if (p && got[0] && (x = strstr(p, "   = "))) {
+			/* the logged result of the call just replayed */
+			char want[32];
+
+			if (sscanf(x + 5, "%31s", want) == 1 && strcmp(want, got)) {
+				printf("%d   logged %s, replayed %s\n", n, want, got);
+				differ++;
+			}
+			got[0] = '\0';
+			continue;
+		}
 		if (!p || sscanf(p, "#%*u %31s fd%d %1023s", name, &slot, h) != 3 || slot < 0 ||
 		    slot >= NSLOT)
 			continue;
@@ -2331,9 +2344,11 @@ static int replay(const char *file)
 			((struct drm_frac_wait *)arg)->timeout_ns = 10000000000ll;
 		(void)len;
 		ret = ioctl(fds[slot], rq[k].req, arg);
-		printf("%d %s fd%d = %s\n", ++n, name, slot, ret ? ename(errno) : "0");
+		snprintf(got, sizeof(got), "%s", ret ? ename(errno) : "0");
+		printf("%d %s fd%d = %s\n", ++n, name, slot, got);
 	}
 	fclose(f);
+	printf("# replayed %d calls, %d with another result than logged\n", n, differ);
 	for (s = 0; s < NSLOT; s++)
 		close(fds[s]);
 	return 0;
