@@ -60,6 +60,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 #define FRAC_INLINE_BYTES (64 * KiB)
 #define FRAC_INLINE_MACS (64 * 1024)
 #define FRAC_CHUNK (256 * KiB)
+/* SQ doorbells waiting out the fetch latency; more are merged into the last */
+#define FRAC_DB_PENDING 8
 
 /* Temperature and power model */
 #define FRAC_TEMP_AMBIENT_MC 35000
@@ -135,6 +137,12 @@ struct FracQueue {
     uint32_t jobs;
 
     /* Model state; main loop only */
+    uint32_t fetch_tail; /* SQ tail whose fetch latency is over */
+    struct {
+        uint32_t tail;
+        int64_t due; /* QEMU_CLOCK_VIRTUAL */
+    } db_pending[FRAC_DB_PENDING]; /* oldest first */
+    unsigned db_npending;
     uint32_t gen;  /* read by the worker with qatomic_read */
     int64_t busy_until; /* device clock, end of the last modelled job */
     unsigned inflight; /* fetched, completion not yet posted */
@@ -983,7 +991,7 @@ static void frac_queue_fetch(FracQueue *q)
         !(q->status & FRAC_QSTS_ENABLED) || q->hung) {
         return;
     }
-    while (q->sq_head != q->sq_tail && q->inflight < q->size - 1) {
+    while (q->sq_head != q->fetch_tail && q->inflight < q->size - 1) {
         uint64_t addr = q->sq_base + (uint64_t)q->sq_head * sizeof(struct frac_desc);
         FracJob *job = g_new0(FracJob, 1);
         struct frac_desc *d = &job->desc;
@@ -1093,20 +1101,59 @@ static void frac_guarded(FracQueue *q, void (*fn)(FracQueue *q))
     frac_guard_restore(q->s, was);
 }
 
-static void frac_fetch_timer(void *opaque)
+/* The fetch latency of the oldest doorbells is over: fetch up to them. */
+static void frac_fetch_due(FracQueue *q)
 {
-    frac_guarded(opaque, frac_queue_fetch);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    unsigned n = 0;
+
+    while (n < q->db_npending && q->db_pending[n].due <= now) {
+        q->fetch_tail = q->db_pending[n++].tail;
+    }
+    q->db_npending -= n;
+    memmove(q->db_pending, q->db_pending + n,
+            q->db_npending * sizeof(q->db_pending[0]));
+    if (q->db_npending) {
+        timer_mod(q->fetch_timer, q->db_pending[0].due);
+    }
+    frac_queue_fetch(q);
 }
 
-static void frac_queue_kick(FracQueue *q)
+static void frac_fetch_timer(void *opaque)
+{
+    frac_guarded(opaque, frac_fetch_due);
+}
+
+/*
+ * An SQ doorbell: its descriptors are fetched fetch-latency-ns after it, not
+ * with an earlier doorbell's. More than FRAC_DB_PENDING doorbells within one
+ * latency merge into the last: the older ones then come late, never early.
+ */
+static void frac_queue_doorbell(FracQueue *q)
 {
     FracState *s = q->s;
+    int64_t due = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->fetch_latency_ns;
 
     if (s->zero_latency || !s->fetch_latency_ns) {
+        q->fetch_tail = q->sq_tail;
         qemu_bh_schedule(q->fetch_bh);
-    } else if (!timer_pending(q->fetch_timer)) {
-        timer_mod(q->fetch_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->fetch_latency_ns);
+        return;
+    }
+    if (q->db_npending == FRAC_DB_PENDING) {
+        q->db_npending--;
+    }
+    q->db_pending[q->db_npending].tail = q->sq_tail;
+    q->db_pending[q->db_npending].due = due;
+    if (!q->db_npending++) {
+        timer_mod(q->fetch_timer, due);
+    }
+}
+
+/* Go on fetching what is due (ring space freed, CONTROL.ENABLE set). */
+static void frac_queue_kick(FracQueue *q)
+{
+    if (q->sq_head != q->fetch_tail) {
+        qemu_bh_schedule(q->fetch_bh);
     }
 }
 
@@ -1253,7 +1300,7 @@ static void frac_queue_post(FracQueue *q)
         frac_queue_disable(q); /* the CQ stopped decoding */
         return;
     }
-    if (posted && q->sq_head != q->sq_tail) {
+    if (posted) {
         frac_queue_kick(q);
     }
 }
@@ -1327,6 +1374,7 @@ static void frac_queue_abort(FracQueue *q)
     timer_del(q->post_timer);
     timer_del(q->coal_timer);
     q->inflight = 0;
+    q->db_npending = 0;
     q->busy_until = 0;
     q->cq_stalled = false;
     q->coal_pending = 0;
@@ -1339,6 +1387,7 @@ static void frac_queue_clear(FracQueue *q)
     q->size = 0;
     q->ctrl = q->status = 0;
     q->sq_head = q->sq_tail = q->cq_head = q->cq_tail = 0;
+    q->fetch_tail = 0;
     q->phase = true;
     q->coal = 0;
     q->jobs = 0;
@@ -1405,6 +1454,8 @@ static void frac_queue_enable(FracQueue *q)
         return;
     }
     q->sq_head = q->sq_tail = q->cq_head = q->cq_tail = 0;
+    q->fetch_tail = 0;
+    q->db_npending = 0;
     q->phase = true;
     q->busy_until = 0;
     q->ctrl |= FRAC_QCTRL_ENABLE;
@@ -1971,9 +2022,10 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
              * fetch-in-doorbell=off the fetch runs in a bottom half, the
              * way QEMU's nvme model handles its doorbells.
              */
+            q->fetch_tail = q->sq_tail;
             frac_queue_fetch(q);
         } else {
-            frac_queue_kick(q);
+            frac_queue_doorbell(q);
         }
     }
 }

@@ -1705,8 +1705,8 @@ static void t_control_enable(struct dev *d, intptr_t arg)
 	CHECK_EQ(qrd(d, 0, FRAC_Q_SQ_HEAD) | qrd(d, 1, FRAC_Q_SQ_HEAD), 0,
 		 "fetched with CONTROL.ENABLE clear");
 	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
-	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED | FRAC_STS_QUIESCED,
-		 "STATUS");
+	/* The doorbells' latency is over: the jobs are fetched at once (not QUIESCED). */
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_ENABLED, "STATUS");
 	if (ring_wait(&r0, &c))
 		CHECK_EQ(c.job_id, 1, "queue 0 job");
 	if (ring_wait(&r1, &c))
@@ -2874,6 +2874,40 @@ static void t_timing_model(struct dev *d, intptr_t arg)
 	}
 }
 
+/*
+ * Bug: a doorbell rung while the fetch timer of an earlier one was pending
+ * was fetched with it, 1000 ns after it was rung instead of the programmed
+ * fetch latency (2000 ns).
+ */
+static void t_fetch_latency_each_doorbell(struct dev *d, intptr_t arg)
+{
+	struct frac_cqe c1, c2;
+	struct ring r;
+	uint64_t t1, t2;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, 2, 8, 0))
+		return;
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 1 });
+	t1 = dev_clock(d);
+	ring_kick(&r);
+	qts_clock_step(d->q, 1000);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
+	t2 = dev_clock(d);
+	ring_kick(&r);
+	qts_clock_step(d->q, 1000);	/* the first doorbell's fetch is due */
+	CHECK_EQ(qrd(d, 2, FRAC_Q_SQ_HEAD), 1, "SQ_HEAD when only the first doorbell is due");
+	qts_clock_step(d->q, 1000);
+	CHECK_EQ(qrd(d, 2, FRAC_Q_SQ_HEAD), 2, "SQ_HEAD when the second doorbell is due");
+	if (ring_wait(&r, &c1) && ring_wait(&r, &c2)) {
+		CHECK(c1.t_start >= t1 + 2000, "job 1 started %" PRIu64 " ns after its doorbell",
+		      c1.t_start - t1);
+		CHECK(c2.t_start >= t2 + 2000, "job 2 started %" PRIu64 " ns after its doorbell",
+		      c2.t_start - t2);
+	}
+}
+
 /* After all the abuse: QEMU runs, registers read, QMP answers. */
 static void t_still_alive(struct dev *d, intptr_t arg)
 {
@@ -3851,6 +3885,7 @@ static const struct test main_tests[] = {
 	{ "TIMESTAMP", t_timestamp, 0 },
 	{ "completion record fields", t_cqe_fields, 0 },
 	{ "timing model bounds", t_timing_model, 0 },
+	{ "a second doorbell was fetched with the first one's timer", t_fetch_latency_each_doorbell, 0 },
 	{ "ring wrap, one job at a time", t_ring_wrap_single, 0 },
 	{ "ring wrap, full batches", t_ring_wrap_batches, 0 },
 	{ "full CQ holds records back", t_ring_cq_full, 0 },
