@@ -70,6 +70,17 @@ OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 #define FRAC_POWER_RANGE_MW 67000
 #define FRAC_THERMAL_TAU_NS (2 * NANOSECONDS_PER_SECOND)
 
+/*
+ * A guest mistake: its own trace event plus a LOG_GUEST_ERROR line with the
+ * same arguments (hw/nvme's NVME_GUEST_ERR).
+ */
+#define FRAC_GUEST_ERR(trace, fmt, ...) \
+    do { \
+        (trace_##trace)(__VA_ARGS__); \
+        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: " fmt " (" #trace ")\n", \
+                      ## __VA_ARGS__); \
+    } while (0)
+
 typedef struct FracQueue FracQueue;
 
 /* What a queue does once its worker has given back every dropped job */
@@ -382,9 +393,9 @@ static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
         return false;
     }
     if (frac_own_bar(s, addr, len, &job->err_addr)) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u job 0x%" PRIx64 " DMA to own BAR at 0x%"
-                      PRIx64 "\n", job->q->id, job->desc.job_id, addr);
+        FRAC_GUEST_ERR(frac_npu_err_dma_own_bar,
+                       "q%u job 0x%" PRIx64 " DMA to own BAR at 0x%" PRIx64,
+                       job->q->id, job->desc.job_id, addr);
         return false;
     }
     return true;
@@ -473,9 +484,9 @@ static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
     return FRAC_STATUS_OK;
 bad:
     job->err_addr = list;
-    qemu_log_mask(LOG_GUEST_ERROR,
-              "frac-npu: q%u job 0x%" PRIx64 " bad SG list at 0x%" PRIx64 "\n",
-              job->q->id, job->desc.job_id, list);
+    FRAC_GUEST_ERR(frac_npu_err_bad_sgl,
+                   "q%u job 0x%" PRIx64 " bad SG list at 0x%" PRIx64,
+                   job->q->id, job->desc.job_id, list);
     return FRAC_STATUS_BAD_DESC;
 }
 
@@ -873,10 +884,10 @@ static uint32_t frac_devmem_check(FracState *s, FracJob *job, uint8_t flag,
     }
     if (off >= s->mem_size || len > s->mem_size - off) {
         job->err_addr = off;
-        qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u job 0x%" PRIx64 " device memory [0x%" PRIx64
-                  ", +0x%" PRIx64 ") out of range\n",
-                  job->q->id, job->desc.job_id, off, len);
+        FRAC_GUEST_ERR(frac_npu_err_devmem_range,
+                       "q%u job 0x%" PRIx64 " device memory [0x%" PRIx64
+                       ", +0x%" PRIx64 ") out of range",
+                       job->q->id, job->desc.job_id, off, len);
         return FRAC_STATUS_DEVMEM_RANGE;
     }
     return FRAC_STATUS_OK;
@@ -999,9 +1010,9 @@ static void frac_queue_fetch(FracQueue *q)
 
         if (frac_own_bar(s, addr, sizeof(*d), NULL) ||
             pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u descriptor fetch from 0x%" PRIx64 " failed\n",
-                      q->id, addr);
+            FRAC_GUEST_ERR(frac_npu_err_sq_fetch,
+                           "q%u descriptor fetch from 0x%" PRIx64 " failed",
+                           q->id, addr);
             g_free(job);
             q->status |= FRAC_QSTS_ERROR;
             frac_queue_disable(q);
@@ -1031,10 +1042,9 @@ static void frac_queue_fetch(FracQueue *q)
 
         job->status = frac_validate(s, job);
         if (job->status) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u job 0x%" PRIx64 " rejected, status %u\n",
-                      q->id, d->job_id, job->status);
-            trace_frac_npu_bad_desc(q->id, d->job_id, job->status);
+            FRAC_GUEST_ERR(frac_npu_bad_desc,
+                           "q%u job 0x%" PRIx64 " rejected, status %u",
+                           q->id, d->job_id, job->status);
         } else if (q->fi_error_jobs) {
             q->fi_error_jobs--;
             job->status = FRAC_STATUS_INJECTED;
@@ -1228,9 +1238,9 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     cqe.err_addr = cpu_to_le64(job->err_addr);
     if (frac_own_bar(s, addr, sizeof(cqe), NULL) ||
         !frac_cqe_write(s, addr, &cqe)) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u completion write to 0x%" PRIx64 " failed\n",
-                  q->id, addr);
+        FRAC_GUEST_ERR(frac_npu_err_cq_write,
+                       "q%u completion write to 0x%" PRIx64 " failed",
+                       q->id, addr);
         /* frac_queue_post disables the queue once out of its loop. */
         q->status |= FRAC_QSTS_ERROR;
         q->status &= ~FRAC_QSTS_ENABLED;
@@ -1446,9 +1456,10 @@ static void frac_queue_enable(FracQueue *q)
               q->sq_base && q->cq_base;
 
     if (!ok) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u enable with bad ring: size %u sq 0x%" PRIx64
-                  " cq 0x%" PRIx64 "\n", q->id, q->size, q->sq_base, q->cq_base);
+        FRAC_GUEST_ERR(frac_npu_err_bad_ring,
+                       "q%u enable with bad ring: size %u sq 0x%" PRIx64
+                       " cq 0x%" PRIx64, q->id, q->size, q->sq_base,
+                       q->cq_base);
         q->status |= FRAC_QSTS_ERROR;
         q->ctrl &= ~FRAC_QCTRL_ENABLE;
         return;
@@ -1773,8 +1784,8 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         }
         /* fall through */
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: read of unknown register 0x%"
-                  HWADDR_PRIx "\n", addr);
+        FRAC_GUEST_ERR(frac_npu_err_read_unknown,
+                       "read of unknown register 0x%" PRIx64, addr);
         break;
     }
     trace_frac_npu_mmio_read(addr, v);
@@ -1795,9 +1806,9 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
     bool enabled = q->status & FRAC_QSTS_ENABLED;
 
     if (q->drain != FRAC_DRAIN_NONE) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u register 0x%" HWADDR_PRIx
-                      " written while the queue resets\n", q->id, r);
+        FRAC_GUEST_ERR(frac_npu_err_qreg_resetting,
+                       "q%u register 0x%" PRIx64
+                       " written while the queue resets", q->id, r);
         return;
     }
 
@@ -1809,9 +1820,9 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
     case FRAC_Q_SIZE:
         /* Disabled and (not RESETTING, checked above) idle: see disable. */
         if (enabled) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u ring register 0x%" HWADDR_PRIx
-                      " written while enabled\n", q->id, r);
+            FRAC_GUEST_ERR(frac_npu_err_ring_reg_enabled,
+                           "q%u ring register 0x%" PRIx64
+                           " written while enabled", q->id, r);
             return;
         }
         if (r == FRAC_Q_SIZE) {
@@ -1837,8 +1848,8 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
         q->coal = val & 0xffff00ff;
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: q%u write to read-only register 0x%"
-              HWADDR_PRIx "\n", q->id, r);
+    FRAC_GUEST_ERR(frac_npu_err_qreg_ro,
+                   "q%u write to read-only register 0x%" PRIx64, q->id, r);
 }
 
 static void frac_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
@@ -1889,9 +1900,9 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
         return;
     }
     if (s->resetting) {
-        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of 0x%" PRIx64
-                      " to 0x%" HWADDR_PRIx " while a global reset runs\n",
-                      val, addr);
+        FRAC_GUEST_ERR(frac_npu_err_write_resetting,
+                       "write of 0x%" PRIx64 " to 0x%" PRIx64
+                       " while a global reset runs", val, addr);
         return;
     }
     if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
@@ -1916,8 +1927,8 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
         return;
     case FRAC_REG_DMA_BITS:
         if (val < 32 || val > 64) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: DMA_BITS %" PRIu64 " outside 32..64\n", val);
+            FRAC_GUEST_ERR(frac_npu_err_dma_bits,
+                           "DMA_BITS %" PRIu64 " outside 32..64", val);
             return;
         }
         s->dma_bits = val;
@@ -1951,16 +1962,16 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
 
             frac_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
             if (err) {
-                qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: FI_CTRL: %s\n",
-                          error_get_pretty(err));
+                FRAC_GUEST_ERR(frac_npu_err_fi_ctrl, "FI_CTRL: %s",
+                               error_get_pretty(err));
                 error_free(err);
             }
             return;
         }
         break;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: write of 0x%" PRIx64
-              " to unknown or read-only register 0x%" HWADDR_PRIx "\n", val, addr);
+    FRAC_GUEST_ERR(frac_npu_err_write_unknown, "write of 0x%" PRIx64
+                   " to unknown or read-only register 0x%" PRIx64, val, addr);
 }
 
 static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
@@ -1975,23 +1986,22 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         return;
     }
     if (qid >= s->num_queues || (addr % 4)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "frac-npu: doorbell write at 0x%"
-                  HWADDR_PRIx " for no queue\n", addr);
+        FRAC_GUEST_ERR(frac_npu_err_db_no_queue,
+                       "doorbell write at 0x%" PRIx64 " for no queue", addr);
         frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, addr, true);
         return;
     }
     q = &s->q[qid];
     if (s->resetting || q->drain != FRAC_DRAIN_NONE) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "frac-npu: q%u doorbell %" PRIu64 " while resetting\n",
-                      qid, val);
+        FRAC_GUEST_ERR(frac_npu_err_db_resetting,
+                       "q%u doorbell %" PRIu64 " while resetting", qid, val);
         return;
     }
     if (!(q->status & FRAC_QSTS_ENABLED) || val >= q->size) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                  "frac-npu: q%u bad %s doorbell %" PRIu64 " (size %u, %s)\n",
-                  qid, cq ? "CQ" : "SQ", val, q->size,
-                  q->status & FRAC_QSTS_ENABLED ? "enabled" : "disabled");
+        FRAC_GUEST_ERR(frac_npu_err_bad_doorbell,
+                       "q%u bad %s doorbell %" PRIu64 " (size %u, %s)",
+                       qid, cq ? "CQ" : "SQ", val, q->size,
+                       q->status & FRAC_QSTS_ENABLED ? "enabled" : "disabled");
         frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
         return;
     }
@@ -1999,9 +2009,9 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
         /* The head may move up to CQ_TAIL: past it are unwritten records. */
         if (((val - q->cq_head) & (q->size - 1)) >
             ((q->cq_tail - q->cq_head) & (q->size - 1))) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "frac-npu: q%u CQ doorbell %" PRIu64
-                          " past CQ_TAIL %u\n", qid, val, q->cq_tail);
+            FRAC_GUEST_ERR(frac_npu_err_cq_head,
+                           "q%u CQ doorbell %" PRIu64 " past CQ_TAIL %u",
+                           qid, val, q->cq_tail);
             frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
             return;
         }

@@ -3766,6 +3766,57 @@ static void t_cqe_phase_last(struct dev *d, intptr_t arg)
 	wait_clear(d, FRAC_QREG(0, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
 }
 
+/* Does QEMU's log (trace events and -d guest_errors) hold @what? */
+static bool log_has(struct dev *d, const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(qts_log_path(d->q), "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Bug: guest errors were LOG_GUEST_ERROR lines without a trace event of
+ * their own. Each must now be its event plus a log line naming it.
+ */
+static void t_guest_err_traced(struct dev *d, intptr_t arg)
+{
+	static const char *const ev[] = {
+		"frac_npu_err_read_unknown", "frac_npu_err_dma_bits", "frac_npu_err_write_unknown",
+		"frac_npu_err_qreg_ro", "frac_npu_err_bad_doorbell", "frac_npu_err_db_no_queue",
+		"frac_npu_err_ring_reg_enabled", "frac_npu_err_bad_ring", "frac_npu_err_cq_head",
+	};
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	rd(d, 0x0fc);
+	wr(d, FRAC_REG_DMA_BITS, 20);
+	wr(d, FRAC_REG_CAP0, 1);
+	qwr(d, 0, FRAC_Q_SQ_HEAD, 1);
+	wr(d, FRAC_DB_SQ_TAIL(1), 1);
+	wr(d, FRAC_DB_SQ_TAIL(d->nq), 1);
+	if (ring_init(d, &r, 0, 8, 0))
+		qwr(d, 0, FRAC_Q_SIZE, 16);
+	wr(d, FRAC_DB_CQ_HEAD(0), 3);
+	qwr(d, 2, FRAC_Q_SIZE, 3);
+	qwr(d, 2, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	for (size_t i = 0; i < ARRAY_SIZE(ev); i++) {
+		char tagged[80], traced[80];
+
+		snprintf(traced, sizeof(traced), "%s ", ev[i]);
+		snprintf(tagged, sizeof(tagged), "(%s)", ev[i]);
+		CHECK(log_has(d, traced), "no trace event %s", ev[i]);
+		CHECK(log_has(d, tagged), "no guest error line for %s", ev[i]);
+	}
+}
+
 /* ---- hot-unplug ------------------------------------------------------------------- */
 
 #define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
@@ -3981,6 +4032,7 @@ static const struct test ownbar_tests[] = {
 
 static const struct test twodev_tests[] = {
 	{ "the phase dword was written before the rest of the record", t_cqe_phase_last, 0 },
+	{ "guest errors had no trace event of their own", t_guest_err_traced, 0 },
 };
 
 static const struct test noqemu_tests[] = {
@@ -4015,7 +4067,8 @@ static const struct group groups[] = {
 	GROUP("own-BAR rings, zero-latency", "frac-npu,id=frac0,zero-latency=on", "256M", false,
 	      ownbar_tests),
 	GROUP("two devices", "frac-npu,id=frac0 -device frac-npu,id=frac1 "
-	      "-trace frac_npu_mmio_write", "256M", false, twodev_tests),
+	      "-trace frac_npu_mmio_write -trace frac_npu_err_* -d guest_errors", "256M", false,
+	      twodev_tests),
 	GROUP("properties", NULL, NULL, false, noqemu_tests),
 };
 
