@@ -580,6 +580,7 @@ static void storm_handler(int sig)
 
 struct storm {
 	pthread_t target;
+	useconds_t delay_us;	/* before the first signal */
 	int stop;
 };
 
@@ -587,6 +588,7 @@ static void *storm_thread(void *arg)
 {
 	struct storm *st = arg;
 
+	usleep(st->delay_us);
 	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
 		usleep(50000);
 		pthread_kill(st->target, SIGUSR1);
@@ -631,6 +633,71 @@ TEST_F_TIMEOUT(regress, wait_timeout_restarts_on_every_signal, 60)
 	EXPECT_LT(5, (int)storm_sigs);
 
 	/* The job itself ends well (unless that WAIT already saw it end). */
+	if (ret == -ETIME) {
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+		EXPECT_EQ(0, w.status);
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * The other half of the same contract: a WAIT that a signal interrupts
+ * (handler without SA_RESTART: -EINTR) leaves in @timeout_ns the time still
+ * to wait and writes no other field, so the caller's retries (libfrac's, on
+ * EINTR) end by the first call's deadline. Before the fix @timeout_ns came
+ * back as passed: under signals every 50 ms the retries never timed out,
+ * and ended with the job 3.5 s later.
+ */
+TEST_F_TIMEOUT(regress, wait_interrupted_keeps_its_deadline, 60)
+{
+	struct sigaction sa = { .sa_handler = storm_handler, .sa_flags = 0 };
+	struct storm st = { .target = pthread_self(), .delay_us = 300000 };
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_wait w, want;
+	int64_t t0, elapsed;
+	pthread_t thr;
+	uint32_t id;
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	if (frac_t_modparam("job_timeout_ms", 5000) < 4500)
+		SKIP(return, "needs job_timeout_ms >= 4500: the job takes 3.5 s");
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 0 3500"));
+	ASSERT_EQ(0, frac_t_submit(self->dev.fd, &cmd, 1, 0, 0, 0, &id));
+
+	frac_poison(&w, sizeof(w));
+	w.job_id = id;
+	w.flags = 0;
+	w.timeout_ns = FRAC_NSEC;
+	want = w;
+	/* Signals every 50 ms from 300 ms on. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, storm_thread, &st));
+	t0 = frac_mono_ns();
+	ret = ioctl(self->dev.fd, DRM_IOCTL_FRAC_WAIT, &w) ? -errno : 0;
+	elapsed = frac_mono_ns() - t0;
+	EXPECT_EQ(-EINTR, ret) TH_LOG("WAIT: %s after %lld ms", ret ? strerror(-ret) : "ok",
+				      (long long)(elapsed / 1000000));
+	TH_LOG("interrupted after %lld ms, timeout_ns %lld left",
+	       (long long)(elapsed / 1000000), (long long)w.timeout_ns);
+	/* It waited some 300 ms of its 1 s: at least 100 ms are gone. */
+	EXPECT_LT(0, w.timeout_ns);
+	EXPECT_GE(FRAC_NSEC - FRAC_NSEC / 10, w.timeout_ns);
+	/* Nothing else written. */
+	want.timeout_ns = w.timeout_ns;
+	EXPECT_EQ(0, memcmp(&w, &want, sizeof(w)));
+
+	/* Retried on every EINTR, under the signals, it still times out. */
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_WAIT, &w);
+	elapsed = frac_mono_ns() - t0;
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thr, NULL);
+	TH_LOG("WAIT 1 s under %d signals, retried: %s after %lld ms", (int)storm_sigs,
+	       ret ? strerror(-ret) : "ok", (long long)(elapsed / 1000000));
+	EXPECT_EQ(-ETIME, ret);
+	EXPECT_LT(elapsed, 3 * FRAC_NSEC);
 	if (ret == -ETIME) {
 		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
 		EXPECT_EQ(0, w.status);
