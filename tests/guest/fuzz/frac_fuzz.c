@@ -389,7 +389,9 @@ static void fail(enum fail_class c, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	n = __atomic_fetch_add(&S->fails[c], 1, __ATOMIC_RELAXED);
-	if (n < NMSG)
+	if (n < NMSG && P.fd[0] < 0)	/* the main process */
+		snprintf(S->msg[c][n], sizeof(S->msg[c][n]), "main: %s", buf);
+	else if (n < NMSG)
 		snprintf(S->msg[c][n], sizeof(S->msg[c][n]), "p%d t%d: %s", P.idx,
 			 self ? self->idx : -1, buf);
 	if (n < 5)
@@ -1311,6 +1313,8 @@ static void check_wait_result(struct thr *t, const struct drm_frac_wait *w, uint
 	if (!status_documented(st))
 		fail(F_STATUS, "job %u ended with undocumented status %d (%s)", id, st,
 		     st < 0 ? ename(-st) : "positive");
+	else if (st && !opt.faults)
+		fail(F_STATUS, "job %u ended with %s with no fault injected", id, ename(-st));
 	if (w->pad)
 		fail(F_STATE, "WAIT of job %u: pad %u, documented as zero", id, w->pad);
 	tlog(t, "  job %u status %d result %#" PRIx64, id, st, (uint64_t)w->result);
@@ -1987,6 +1991,20 @@ static int proc_main(int idx)
 
 	P.idx = idx;
 	pthread_mutex_init(&P.lock, NULL);
+	/*
+	 * If memory runs out (a 4 GiB host BO pins its pages before the ioctl
+	 * returns, and pinned shmem is nobody's RSS), the OOM killer must take a
+	 * worker, not the shell running the test.
+	 */
+	{
+		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (write(fd, "1000", 4) != 4)
+				fprintf(stderr, "oom_score_adj: %s\n", strerror(errno));
+			close(fd);
+		}
+	}
 	for (s = 0; s < NSLOT; s++) {
 		P.fd[s] = open_dev();
 		if (P.fd[s] < 0) {
@@ -2391,6 +2409,7 @@ static void usage(const char *argv0)
 
 int main(int argc, char **argv)
 {
+	P.fd[0] = -1;	/* the main process: a worker opens its files */
 	pid_t pids[MAX_PROCS + 1];
 	uint64_t sub0, done0, failed0;
 	int i, c, nfail = 0, injector = -1;
@@ -2595,8 +2614,8 @@ int main(int argc, char **argv)
 		nfail += S->fails[c] > 0;
 	}
 	if (nfail)
-		printf("# reproduce: frac_fuzz --seed %" PRIu64 " --procs %d --threads %d%s%s\n",
+		printf("# reproduce: frac_fuzz --seed %" PRIu64 " --procs %d --threads %d%s%s%s\n",
 		       opt.seed, opt.procs, opt.threads, opt.faults ? "" : " --no-faults",
-		       avoid_str());
+		       avoid_str(), opt.big ? " --big" : "");
 	return nfail ? 1 : 0;
 }
