@@ -69,6 +69,17 @@ OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 #define FRAC_POWER_IDLE_MW 8000
 #define FRAC_POWER_RANGE_MW 67000
 #define FRAC_THERMAL_TAU_NS (2 * NANOSECONDS_PER_SECOND)
+/*
+ * The thermal filter steps on a fixed 1 ms grid of the device clock, fed
+ * with the share of each step some modelled job was busy: a reading is the
+ * state at the last grid point, whenever and however often it is taken.
+ */
+#define FRAC_THERMAL_STEP_NS (1 * SCALE_MS)
+#define FRAC_BUSY_MAX 256 /* disjoint busy intervals ahead of the filter */
+
+typedef struct FracBusy {
+    int64_t start, end; /* device clock */
+} FracBusy;
 
 /*
  * A guest mistake: its own trace event plus a LOG_GUEST_ERROR line with the
@@ -218,9 +229,10 @@ struct FracState {
     uint64_t jobs_done, jobs_err;
     uint64_t bytes_rd, bytes_wr;
     uint64_t irqs;
-    int64_t util_stamp;
-    uint64_t util_busy;
-    double util_ewma;
+    FracBusy busy[FRAC_BUSY_MAX]; /* union of modelled busy time, sorted */
+    unsigned nbusy;
+    int64_t therm_t; /* device clock of the filter state, on the grid */
+    double util_ewma; /* utilisation through the thermal filter, 0..1 */
 
     char *last_inject;
 
@@ -251,6 +263,8 @@ static void frac_queue_kick(FracQueue *q);
 static void frac_queue_post(FracQueue *q);
 static void frac_queue_drained(FracQueue *q);
 static void frac_queue_disable(FracQueue *q);
+static void frac_telemetry_update(FracState *s);
+static void frac_busy_add(FracState *s, int64_t start, int64_t end);
 
 /* ---- Clocks ------------------------------------------------------------ */
 
@@ -961,6 +975,8 @@ static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
     start = MAX(now, (uint64_t)q->busy_until);
     job->t_start = start;
     job->t_end = start + job->dma_ns + job->compute_ns + job->extra_ns;
+    frac_telemetry_update(s);
+    frac_busy_add(s, start, start + job->dma_ns + job->compute_ns);
     q->busy_until = job->t_end;
     job->deadline = frac_dev_to_virt(s, job->t_end + s->completion_latency_ns);
 }
@@ -1269,6 +1285,11 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     s->bytes_wr += job->bytes_wr;
     s->busy_ns[FRAC_ENGINE_DMA] += job->dma_ns;
     s->busy_ns[FRAC_ENGINE_COMPUTE] += job->compute_ns;
+    if (s->zero_latency) {
+        /* No model: the measured time, known only now. */
+        frac_telemetry_update(s);
+        frac_busy_add(s, job->t_start, job->t_end);
+    }
 
     if (job->desc.flags & FRAC_DF_NO_IRQ) {
         return true;
@@ -1527,8 +1548,8 @@ static void frac_reset_regs(FracState *s)
     s->jobs_done = s->jobs_err = 0;
     s->bytes_rd = s->bytes_wr = 0;
     s->irqs = 0;
-    s->util_stamp = frac_clock(s);
-    s->util_busy = 0;
+    s->nbusy = 0;
+    s->therm_t = frac_clock(s);
     s->util_ewma = 0;
     frac_update_intx(s);
 }
@@ -1568,21 +1589,86 @@ static void frac_reset_all(FracState *s, const char *why)
 
 /* ---- Telemetry --------------------------------------------------------- */
 
+/* Fraction of [t0, t0 + FRAC_THERMAL_STEP_NS) that some job was busy. */
+static double frac_busy_share(FracState *s, int64_t t0)
+{
+    int64_t t1 = t0 + FRAC_THERMAL_STEP_NS, busy = 0;
+
+    for (unsigned i = 0; i < s->nbusy && s->busy[i].start < t1; i++) {
+        int64_t a = MAX(s->busy[i].start, t0), b = MIN(s->busy[i].end, t1);
+
+        busy += b > a ? b - a : 0;
+    }
+    return (double)busy / FRAC_THERMAL_STEP_NS;
+}
+
+/* Step the thermal filter up to the last grid point at or before now. */
 static void frac_telemetry_update(FracState *s)
 {
-    uint64_t now = frac_clock(s);
-    uint64_t busy = s->busy_ns[FRAC_ENGINE_DMA] + s->busy_ns[FRAC_ENGINE_COMPUTE];
-    int64_t dt = now - s->util_stamp;
-    double inst, alpha;
+    int64_t now = frac_clock(s);
+    double alpha = -expm1(-(double)FRAC_THERMAL_STEP_NS / FRAC_THERMAL_TAU_NS);
 
-    if (dt <= 0) {
+    while (s->therm_t + FRAC_THERMAL_STEP_NS <= now) {
+        int64_t idle_until = s->nbusy ? MIN(now, s->busy[0].start) : now;
+        int64_t k = (idle_until - s->therm_t) / FRAC_THERMAL_STEP_NS;
+        unsigned drop = 0;
+
+        if (k > 0) {
+            /* Idle steps in one go: the state decays towards 0. */
+            s->util_ewma *= exp(-(double)(k * FRAC_THERMAL_STEP_NS) /
+                                FRAC_THERMAL_TAU_NS);
+            s->therm_t += k * FRAC_THERMAL_STEP_NS;
+            continue;
+        }
+        s->util_ewma += alpha * (frac_busy_share(s, s->therm_t) -
+                                 s->util_ewma);
+        s->therm_t += FRAC_THERMAL_STEP_NS;
+        while (drop < s->nbusy && s->busy[drop].end <= s->therm_t) {
+            drop++;
+        }
+        s->nbusy -= drop;
+        memmove(s->busy, s->busy + drop, s->nbusy * sizeof(s->busy[0]));
+    }
+}
+
+/*
+ * A job's modelled busy time, added when the model schedules it: the
+ * temperature follows the engines as they run, not as jobs complete.
+ */
+static void frac_busy_add(FracState *s, int64_t start, int64_t end)
+{
+    unsigned i;
+
+    start = MAX(start, s->therm_t);
+    if (end <= start) {
         return;
     }
-    inst = MIN(1.0, (double)(busy - s->util_busy) / dt);
-    alpha = 1.0 - exp(-(double)dt / FRAC_THERMAL_TAU_NS);
-    s->util_ewma += alpha * (inst - s->util_ewma);
-    s->util_stamp = now;
-    s->util_busy = busy;
+    /* Intervals arrive nearly in order: find the place from the end. */
+    for (i = s->nbusy; i && s->busy[i - 1].start > start; i--) {
+        /* nothing */
+    }
+    if (i && s->busy[i - 1].end >= start) {
+        i--; /* overlaps the one before: merge into it */
+        s->busy[i].end = MAX(s->busy[i].end, end);
+    } else if (s->nbusy == FRAC_BUSY_MAX) {
+        /* Full: count the gap before it as busy rather than lose it. */
+        i = i ? i - 1 : 0;
+        s->busy[i].start = MIN(s->busy[i].start, start);
+        s->busy[i].end = MAX(s->busy[i].end, end);
+    } else {
+        memmove(s->busy + i + 1, s->busy + i,
+                (s->nbusy - i) * sizeof(s->busy[0]));
+        s->busy[i].start = start;
+        s->busy[i].end = end;
+        s->nbusy++;
+    }
+    /* Swallow the following intervals the merged one now reaches. */
+    while (i + 1 < s->nbusy && s->busy[i + 1].start <= s->busy[i].end) {
+        s->busy[i].end = MAX(s->busy[i].end, s->busy[i + 1].end);
+        memmove(s->busy + i + 1, s->busy + i + 2,
+                (s->nbusy - i - 2) * sizeof(s->busy[0]));
+        s->nbusy--;
+    }
 }
 
 /* ---- MMIO -------------------------------------------------------------- */

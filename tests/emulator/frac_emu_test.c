@@ -340,10 +340,24 @@ static bool pci_setup(struct dev *d)
 	return true;
 }
 
-/* Global reset, then enable: the starting point of most tests. */
+/* Poll @off until @bit reads 0; the wall time that took, or -1 after 5 s. */
+static double wait_clear(struct dev *d, uint32_t off, uint32_t bit)
+{
+	double t0 = now_s();
+
+	while (rd(d, off) & bit) {
+		if (now_s() - t0 > 5 || !qts_alive(d->q))
+			return -1;
+		usleep(100);
+	}
+	return now_s() - t0;
+}
+
+/* Global reset (waiting for it, as a driver does), then enable. */
 static void fresh(struct dev *d)
 {
 	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	wait_clear(d, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
 	wr(d, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
 	msi_clear(d);
 }
@@ -391,19 +405,6 @@ static void ring_put(struct ring *r, const struct frac_desc *desc)
 static void ring_kick(struct ring *r)
 {
 	wr(r->d, FRAC_DB_SQ_TAIL(r->q), r->tail);
-}
-
-/* Poll @off until @bit reads 0; the wall time that took, or -1 after 5 s. */
-static double wait_clear(struct dev *d, uint32_t off, uint32_t bit)
-{
-	double t0 = now_s();
-
-	while (rd(d, off) & bit) {
-		if (now_s() - t0 > 5 || !qts_alive(d->q))
-			return -1;
-		usleep(100);
-	}
-	return now_s() - t0;
 }
 
 /* A new record at the head? Then read it into @c (does not consume it). */
@@ -3817,6 +3818,74 @@ static void t_guest_err_traced(struct dev *d, intptr_t arg)
 	}
 }
 
+/*
+ * Four 64 MiB devmem copies back to back (about 67 ms of modelled DMA) from
+ * a reset device; TEMP_MC 1 s after the doorbell. @reads: TEMP_MC is also
+ * read every 10 ms on the way. -1 on failure.
+ */
+static int64_t thermal_run(struct dev *d, bool reads)
+{
+	struct ring r;
+	int64_t t0, now;
+
+	fresh(d);
+	if (!ring_init(d, &r, 0, 8, 0))
+		return -1;
+	for (unsigned i = 0; i < 4; i++)
+		ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = i,
+						  .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM,
+						  .src = 0, .dst = 64 * MiB, .len = 64 * MiB });
+	t0 = qts_clock_step(d->q, 1);
+	ring_kick(&r);
+	for (now = t0; now >= 0 && now < t0 + 1000000000LL; ) {
+		int64_t step = t0 + 1000000000LL - now;
+
+		if (reads)
+			rd(d, FRAC_REG_TEMP_MC);
+		now = qts_clock_step(d->q, step < 10000000LL ? step : 10000000LL);
+	}
+	/* Every job posted (they wait for the worker's real time too). */
+	for (int i = 0; i < 5000 && qrd(d, 0, FRAC_Q_CQ_TAIL) != 4; i++)
+		usleep(1000);
+	if (now < 0 || !CHECK_EQ(qrd(d, 0, FRAC_Q_CQ_TAIL), 4, "copies done"))
+		return -1;
+	return rd(d, FRAC_REG_TEMP_MC);
+}
+
+/*
+ * Bug: the temperature moved only when a job's busy time was credited at
+ * its completion, and the filter's input was the busy time between two
+ * TEMP_MC reads, so the reading depended on how often TEMP_MC was read.
+ */
+static void t_thermal_read_rate(struct dev *d, intptr_t arg)
+{
+	struct ring r;
+	int64_t once, often;
+	uint32_t mid;
+	(void)arg;
+
+	/* Mid-job: 30 ms into a 33.5 ms copy, nothing has completed yet. */
+	fresh(d);
+	if (!ring_init(d, &r, 0, 8, 0))
+		return;
+	qts_clock_step(d->q, 5000000000LL);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 1,
+					  .flags = FRAC_DF_SRC_DEVMEM | FRAC_DF_DST_DEVMEM,
+					  .src = 0, .dst = 128 * MiB, .len = 128 * MiB });
+	ring_kick(&r);
+	qts_clock_step(d->q, 30000000LL);
+	mid = rd(d, FRAC_REG_TEMP_MC);
+	CHECK(mid >= 35000 + 500, "TEMP %u mC 30 ms into a job (nothing credited until it ends)",
+	      mid);
+	once = thermal_run(d, false);
+	often = thermal_run(d, true);
+	printf("#   TEMP 1 s after a 67 ms load: %" PRId64 " mC read once, %" PRId64
+	       " mC read every 10 ms\n", once, often);
+	CHECK(once > 35000 && often > 35000, "runs failed");
+	CHECK(llabs(once - often) <= 20, "TEMP depends on how often it is read: %" PRId64
+	      " vs %" PRId64 " mC", once, often);
+}
+
 /* ---- hot-unplug ------------------------------------------------------------------- */
 
 #define IOAPIC_ADDR	0xfec00000ULL	/* MMIO that reads without error */
@@ -3981,6 +4050,7 @@ static const struct test main_tests[] = {
 	{ "telemetry: a faulted DMA moves no bytes", t_telemetry_fault_bytes, 0 },
 	{ "telemetry busy time", t_telemetry_busy, 0 },
 	{ "telemetry temperature and power", t_telemetry_thermal, 0 },
+	{ "temperature moved at completion only, by read rate", t_thermal_read_rate, 0 },
 	{ "counters: only CLOCK and BUSY_NS latched HI", t_counter_hi_latch, 0 },
 	{ "global reset restores power-on values", t_reset_global, 0 },
 	{ "FLR restores power-on values", t_reset_flr, 0 },
