@@ -1904,11 +1904,14 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
     case FRAC_Q_CQ_BASE_LO:
     case FRAC_Q_CQ_BASE_HI:
     case FRAC_Q_SIZE:
-        /* Disabled and (not RESETTING, checked above) idle: see disable. */
-        if (enabled) {
+        /*
+         * Only while disabled and idle (not RESETTING, checked above; no
+         * job of the fatal state's abort still on the worker).
+         */
+        if (enabled || q->outstanding || q->inflight) {
             FRAC_GUEST_ERR(frac_npu_err_ring_reg_enabled,
                            "q%u ring register 0x%" PRIx64
-                           " written while enabled", q->id, r);
+                           " written while enabled or busy", q->id, r);
             return;
         }
         if (r == FRAC_Q_SIZE) {
