@@ -38,13 +38,17 @@ guest_diag "seed $SEED, duration $DURATION s, time scale $SCALE, op logs in $OUT
 JT=${FRAC_FUZZ_JOB_TIMEOUT_MS:-500}
 guest_ok "load frac.ko job_timeout_ms=$JT" guest_load_frac job_timeout_ms="$JT"
 # A foreign dma-buf with more segments than the device takes needs udmabufs of 256 MiB.
-if [ -w /sys/module/udmabuf/parameters/size_limit_mb ]; then
-	echo 300 > /sys/module/udmabuf/parameters/size_limit_mb
+UDMABUF_LIMIT=/sys/module/udmabuf/parameters/size_limit_mb
+old_limit=
+if [ -w $UDMABUF_LIMIT ]; then
+	old_limit=$(cat $UDMABUF_LIMIT)
+	echo 300 > $UDMABUF_LIMIT
 fi
 # shellcheck disable=SC2086
 guest_run frac_fuzz "$FUZZ" --tap --seed "$SEED" --duration "$DURATION" --scale "$SCALE" \
 	--out "$LOGDIR" ${FRAC_FUZZ_ARGS:-}
 cp -r "$LOGDIR"/. "$OUTDIR"/ 2>/dev/null
+[ -z "$old_limit" ] || echo "$old_limit" > $UDMABUF_LIMIT
 
 # After an oops, tasks stuck in the kernel can hold the module: rmmod may never return.
 unload_bounded() {

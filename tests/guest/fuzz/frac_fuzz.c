@@ -1599,6 +1599,7 @@ static void op_fork(struct thr *t)
 		struct drm_frac_wait w = { 0 };
 		int k, bad = 0;
 
+		signal(SIGALRM, SIG_DFL);	/* a watchdog, not the restarting handler */
 		alarm((unsigned int)(30 * opt.scale) + 5);
 		for (k = 0; k < 4; k++) {
 			s.queue = rnd(&cr, gdev.num_queues);
