@@ -510,6 +510,40 @@ TEST_F(regress, host_bo_handed_out_uncleared)
 }
 
 /*
+ * Clearing a big device BO does not hold the CPU.
+ *
+ * Found while testing the fix above: BO_CREATE clears a device BO with one
+ * memset_io() of its whole size, in the ioctl, without a resched: a 4 GiB
+ * BO (the largest a BO may be) held a CPU for 41 s under emulation and the
+ * guest's watchdog reported "BUG: soft lockup - CPU#0 stuck for 26s!"; any
+ * user who can open the device can do that. The largest device BO the
+ * device memory allows (up to 4 GiB) must be created, read as zeros where
+ * sampled, and leave the kernel log clean. Needs device memory of 1 GiB or
+ * more to mean anything (scripts/vm --prop mem-size=8G): skipped below.
+ */
+TEST_F_TIMEOUT(regress, devmem_bo_clear_holds_the_cpu, 300)
+{
+	uint64_t size = self->dev.devmem_size < (4ull << 30) ? self->dev.devmem_size : 4ull << 30;
+	struct frac_bo bo = { 0 };
+	uint64_t smp[64] = { 0 }, zero[64] = { 0 };
+	int64_t t0;
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || size < (1ull << 30))
+		SKIP(return, "needs 1 GiB of device memory or more (--prop mem-size=8G)");
+	t0 = frac_mono_ns();
+	ret = frac_t_bo(&self->dev, size, DRM_FRAC_BO_DEVMEM, &bo);
+	ASSERT_EQ(0, ret) TH_LOG("%llu MiB device BO: %s", (unsigned long long)(size >> 20),
+				 strerror(-ret));
+	TH_LOG("%llu MiB device BO created in %lld ms", (unsigned long long)(size >> 20),
+	       (long long)((frac_mono_ns() - t0) / 1000000));
+	sample(bo.map, size / 64, smp, 64);
+	EXPECT_EQ(-1, sample_diff(smp, zero, 64));
+	frac_bo_destroy(&self->dev, &bo);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
  * A SUBMIT that fails changes nothing the caller passed in.
  *
  * Regression: with DRM_FRAC_SUBMIT_LOCAL_QUEUE, SUBMIT wrote the chosen
