@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Guest regression tests of issue 9 (frac_regress_test): a WAIT racing SUBMIT's id publication,
 # a dma-buf import with too many segments, new BOs reading as zeros, a failed SUBMIT writing
-# back, WAIT's timeout under signals, HIGH priority for nobody, the per-file limit of unwaited
-# jobs; a device->device copy called over by a device reset and, with job_timeout_ms=1, by a
-# job timeout (nothing is written after WAIT returns); last, mmap of a device BO after the
-# device's removal (a rescan brings it back). Unloads frac.ko at the end, so that the runners
-# after it load it with their own parameters. FRAC_KO selects another frac.ko. Prints TAP.
+# back, WAIT's timeout under signals and after EINTR, HIGH priority for nobody, the per-file
+# limit of unwaited jobs, clearing a big device BO (mem-size >= 1G only); a device->device copy
+# called over by a device reset, a fatal error and, with job_timeout_ms=1, a job timeout
+# (nothing is written after WAIT returns); last, mmap of a device BO racing the device's
+# removal (a rescan brings it back). Unloads frac.ko at the end, so that the runners after it
+# load it with their own parameters. FRAC_KO selects another frac.ko. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 PROG=$GUEST_TESTS/frac_regress_test
