@@ -20,6 +20,14 @@
  * and hands the finished job back through a bottom half. Completion records
  * and interrupts are always written from the main loop, in submission order,
  * no earlier than the time the timing model gives.
+ *
+ * Resets. A queue reset, a disable with jobs in flight, the fatal state and
+ * unplug drop jobs by bumping the queue's generation; the worker checks it
+ * at every 256 KiB chunk, SG segment and GEMM row, so a dropped job stops
+ * within microseconds (RAM) to milliseconds (MMIO). A reset is over, and
+ * RESETTING / CONTROL.RESET clear, only when the worker has handed back the
+ * job it held (the quiesce handshake, docs/hw-spec.md 8). frac_exit joins
+ * the workers with the BQL released: a worker's MMIO DMA needs it.
  */
 
 #include "qemu/osdep.h"
