@@ -14,6 +14,7 @@
 #include <linux/devcoredump.h>
 #include <linux/ktime.h>
 #include <linux/vmalloc.h>
+#include <drm/drm_managed.h>
 
 #include "frac_drv.h"
 #include "frac_job.h"
@@ -109,19 +110,61 @@ static void frac_dump_job(struct frac_dump *d, struct frac_job *job)
 	}
 }
 
+/* Hand the captured text to the devcoredump core, outside any reset. */
+static void frac_coredump_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(work, struct frac_device, coredump_work);
+	size_t len = READ_ONCE(fdev->coredump_len);
+	char *copy = vmalloc(len);
+
+	if (copy) {
+		memcpy(copy, fdev->coredump_buf, len);
+		/* The devcoredump core owns the copy now, and frees it. */
+		dev_coredumpv(fdev->drm.dev, copy, len, GFP_KERNEL);
+		atomic64_inc(&fdev->coredumps);
+	}
+	/* Pairs with the test_and_set_bit_lock() in frac_coredump(). */
+	clear_bit_unlock(0, &fdev->coredump_busy);
+}
+
+static void frac_coredump_fini(struct drm_device *dev, void *arg)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+
+	cancel_work_sync(&fdev->coredump_work);
+	vfree(fdev->coredump_buf);
+}
+
+/* Removal: the last dump reaches the devcoredump core before the device goes. */
+void frac_coredump_flush(struct frac_device *fdev)
+{
+	flush_work(&fdev->coredump_work);
+}
+
+int frac_coredump_init(struct frac_device *fdev)
+{
+	INIT_WORK(&fdev->coredump_work, frac_coredump_work);
+	fdev->coredump_buf = vmalloc(FRAC_COREDUMP_SIZE);
+	if (!fdev->coredump_buf)
+		return -ENOMEM;
+	return drmm_add_action_or_reset(&fdev->drm, frac_coredump_fini, NULL);
+}
+
 /*
  * Capture the device's state for @reason, before the reset that follows. With
  * @guilty, its queue and descriptors; without, every queue. Called with
- * fdev->reset_lock held, so the rings do not move under us.
+ * fdev->reset_lock held, before the reset ends any fence: nothing here may
+ * allocate (reclaim may wait for those fences), so the text goes to a buffer
+ * taken at probe and a work item hands it on. While one dump is on its way
+ * the next is dropped, as the devcoredump core drops a second pending dump.
  */
 void frac_coredump(struct frac_device *fdev, const char *reason, struct frac_job *guilty)
 {
-	struct frac_dump d = { };
+	struct frac_dump d = { .buf = fdev->coredump_buf };
 	u32 i;
 
 	lockdep_assert_held(&fdev->reset_lock);
-	d.buf = vmalloc(FRAC_COREDUMP_SIZE);
-	if (!d.buf)
+	if (!d.buf || test_and_set_bit_lock(0, &fdev->coredump_busy))
 		return;
 	frac_dump_printf(&d, "FRAC-1 devcoredump 1\n");
 	frac_dump_printf(&d, "reason %s\n", reason);
@@ -137,7 +180,6 @@ void frac_coredump(struct frac_device *fdev, const char *reason, struct frac_job
 	if (guilty)
 		frac_dump_job(&d, guilty);
 	frac_dump_printf(&d, "end\n");
-	/* The devcoredump core owns the buffer now, and frees it. */
-	dev_coredumpv(fdev->drm.dev, d.buf, d.len, GFP_KERNEL);
-	atomic64_inc(&fdev->coredumps);
+	WRITE_ONCE(fdev->coredump_len, d.len);
+	queue_work(system_unbound_wq, &fdev->coredump_work);
 }

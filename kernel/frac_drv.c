@@ -118,7 +118,10 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 
 static void frac_file_release(struct kref *ref)
 {
-	kfree_rcu(container_of(ref, struct frac_file, ref), rcu);
+	struct frac_file *ff = container_of(ref, struct frac_file, ref);
+
+	mutex_destroy(&ff->submit_lock);
+	kfree_rcu(ff, rcu);
 }
 
 void frac_file_put(struct frac_file *ff)
@@ -142,6 +145,7 @@ static int frac_open(struct drm_device *dev, struct drm_file *file)
 	}
 	kref_init(&ff->ref);
 	ff->fdev = fdev;
+	mutex_init(&ff->submit_lock);
 	init_waitqueue_head(&ff->wq);
 
 	/* Only the id is kept: nothing looks a file up by it. */

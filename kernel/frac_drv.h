@@ -7,6 +7,7 @@
 
 #include <linux/io.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
@@ -138,16 +139,25 @@ struct frac_device {
 	struct mutex reset_lock;
 	bool in_pci_reset;		/* between reset_prepare and reset_done */
 	bool wedged;			/* a reset never quiesced: keep job BOs */
+	bool recovering;		/* a TDR recovery runs: defer BO puts */
 	atomic64_t bos_kept;		/* BO references kept because wedged */
 	u32 dma_bits;			/* DMA mask width, for DMA_BITS */
 	struct work_struct reset_work;	/* device reset after a fatal error */
 	atomic64_t device_resets;
 	atomic64_t errors;
 	atomic64_t coredumps;		/* devcoredumps taken */
+	/* Captured under reset_lock, handed on by coredump_work (frac_coredump.c) */
+	char *coredump_buf;
+	size_t coredump_len;
+	unsigned long coredump_busy;	/* bit 0: coredump_buf in use */
+	struct work_struct coredump_work;
 
 	/* Jobs handed to a scheduler and not yet freed by it; removal waits for 0 */
 	atomic_t sched_jobs;
 	wait_queue_head_t sched_jobs_wq;
+	/* Jobs freed during a recovery, their BOs put by put_work */
+	struct llist_head put_list;
+	struct work_struct put_work;
 
 	struct xarray contexts;		/* ids of open files (reserved entries); own lock */
 	u32 context_next;
@@ -170,6 +180,8 @@ struct frac_device {
 struct frac_file {
 	struct kref ref;		/* held by the open file and by its jobs */
 	struct rcu_head rcu;		/* freed after a grace period: frac_job_complete() */
+	/* Held from drm_sched_job_arm() to drm_sched_entity_push_job() */
+	struct mutex submit_lock;
 	struct frac_device *fdev;
 	u32 id;
 	struct drm_sched_entity entity[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
@@ -238,7 +250,7 @@ static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
 /* frac_queue.c */
 int frac_queues_init(struct frac_device *fdev);
 void frac_queue_hw_start(struct frac_queue *q);
-void frac_queue_process_cq(struct frac_queue *q);
+u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq);
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 			      int guilty_err, int err);
 void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty);
@@ -269,14 +281,26 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_file_jobs_init(struct frac_file *ff);
 void frac_file_put(struct frac_file *ff);
 void frac_file_jobs_fini(struct frac_file *ff);
+void frac_job_put_work(struct work_struct *work);
 void frac_job_complete(struct frac_job *job, int status, u64 result,
 		       u64 t_start, u64 t_end);
 __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
 
 /* frac_coredump.c */
 #if IS_ENABLED(CONFIG_DEV_COREDUMP)
+int frac_coredump_init(struct frac_device *fdev);
+void frac_coredump_flush(struct frac_device *fdev);
 void frac_coredump(struct frac_device *fdev, const char *reason, struct frac_job *guilty);
 #else
+static inline int frac_coredump_init(struct frac_device *fdev)
+{
+	return 0;
+}
+
+static inline void frac_coredump_flush(struct frac_device *fdev)
+{
+}
+
 static inline void frac_coredump(struct frac_device *fdev, const char *reason,
 				 struct frac_job *guilty)
 {

@@ -241,6 +241,23 @@ static const struct drm_gem_object_funcs frac_devmem_funcs = {
 	.vm_ops = &frac_devmem_vm_ops,
 };
 
+/* Zero [@start, @start + @size) of device memory, a MiB at a time. */
+static int frac_devmem_clear(struct frac_device *fdev, u64 start, u64 size)
+{
+	u64 off, n;
+
+	for (off = 0; off < size; off += n) {
+		n = min_t(u64, size - off, SZ_1M);
+		memset_io(fdev->devmem_va + start + off, 0, n);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	/* The zeros leave the CPU's write-combining buffers before use. */
+	wmb();
+	return 0;
+}
+
 static noinline struct drm_gem_object *frac_devmem_bo_create(struct frac_device *fdev, u64 size)
 {
 	struct drm_gem_object *obj;
@@ -271,7 +288,9 @@ static noinline struct drm_gem_object *frac_devmem_bo_create(struct frac_device 
 	 * handed out. Through the CPU's write-combined mapping of BAR2, so no
 	 * job of the submission path waits behind it.
 	 */
-	memset_io(fdev->devmem_va + bo->node.start, 0, size);
+	ret = frac_devmem_clear(fdev, bo->node.start, size);
+	if (ret)
+		goto err_put;
 	return obj;
 
 err_put:

@@ -23,7 +23,7 @@ static irqreturn_t frac_queue_irq(int irq, void *arg)
 	struct frac_queue *q = arg;
 
 	trace_frac_irq(q->fdev->minor, q->id, q->id);
-	frac_queue_process_cq(q);
+	frac_queue_process_cq(q, false);
 	return IRQ_HANDLED;
 }
 
@@ -69,7 +69,7 @@ static irqreturn_t frac_legacy_irq(int irq, void *arg)
 	frac_wr(fdev, FRAC_REG_INT_STATUS, status);
 	for (i = 0; i < fdev->num_queues; i++)
 		if (status & BIT(i))
-			frac_queue_process_cq(&fdev->queues[i]);
+			frac_queue_process_cq(&fdev->queues[i], false);
 	if (status & FRAC_INT_ERR)
 		frac_handle_error(fdev);
 	return IRQ_HANDLED;

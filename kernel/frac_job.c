@@ -284,12 +284,37 @@ static void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job)
 	job->nbos = 0;
 }
 
+/*
+ * The BO puts and the last reference of jobs freed during a recovery, in
+ * process context without fdev->reset_lock: putting an imported BO takes its
+ * exporter's reservation lock, whose holder may be waiting for a fence that
+ * only the recovery ends.
+ */
+void frac_job_put_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(work, struct frac_device, put_work);
+	struct llist_node *list = llist_del_all(&fdev->put_list);
+	struct frac_job *job, *next;
+
+	llist_for_each_entry_safe(job, next, list, put_node) {
+		frac_job_put_bos(job);
+		frac_job_put(job);
+		if (atomic_dec_and_test(&fdev->sched_jobs))
+			wake_up_all(&fdev->sched_jobs_wq);
+	}
+}
+
 static void frac_job_free(struct drm_sched_job *sched_job)
 {
 	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_device *fdev = job->fdev;
 
 	drm_sched_job_cleanup(sched_job);
+	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
+		llist_add(&job->put_node, &fdev->put_list);
+		queue_work(system_unbound_wq, &fdev->put_work);
+		return;
+	}
 	if (unlikely(READ_ONCE(fdev->wedged))) {
 		/*
 		 * The device never confirmed it stopped: it may still write
@@ -314,6 +339,9 @@ static bool frac_job_hw_ended(struct frac_job *job)
 	unsigned long flags;
 	bool ended;
 
+	/* run_job() refused it: drm_sched ended it with that errno. */
+	if (!job->hw_fence->ops)
+		return true;
 	spin_lock_irqsave(job->hw_fence->lock, flags);
 	ended = test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->hw_fence->flags);
 	spin_unlock_irqrestore(job->hw_fence->lock, flags);
@@ -336,7 +364,7 @@ static bool frac_job_hw_ended(struct frac_job *job)
  *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
  *    around that;
  *  - the device is being removed: frac_device_stop() ends the ring's jobs;
- *    until then the job waits on the stopped scheduler's pending list.
+ *    wait for that, then free it as one that ended.
  */
 static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job)
 {
@@ -346,32 +374,41 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	bool ended;
 	int idx;
 
+	/* No run_job while we look at the job, or reset the ring. */
+	drm_sched_wqueue_stop(&q->sched);
+
 	if (!drm_dev_enter(&fdev->drm, &idx)) {
-		mutex_lock(&fdev->reset_lock);
-		if (frac_job_hw_ended(job)) {
-			frac_job_free(sched_job);
-		} else {
-			drm_sched_stop(&q->sched, sched_job);
-			q->sched_stopped = true;
-		}
-		mutex_unlock(&fdev->reset_lock);
+		/*
+		 * Being removed: frac_device_stop() ends every job on the ring
+		 * through its hardware fence, with -ENODEV; wait for that and
+		 * free the job, as for one that ended.
+		 */
+		if (!frac_job_hw_ended(job))
+			dma_fence_wait(job->hw_fence, false);
+		frac_job_hw_ended(job);	/* its callbacks are done */
+		frac_job_free(sched_job);
+		drm_sched_wqueue_start(&q->sched);
 		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
 
-	/* No run_job while we look at, or reset, the ring. */
-	drm_sched_wqueue_stop(&q->sched);
 	mutex_lock(&fdev->reset_lock);
+	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
 	ended = frac_job_hw_ended(job);
 	if (!ended) {
-		frac_queue_process_cq(q);
+		/* Counts what it finds as lost interrupts. */
+		frac_queue_process_cq(q, true);
 		ended = frac_job_hw_ended(job);
 		trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 				       ended);
-		if (ended) {
-			atomic64_inc(&q->lost_irqs);
-			frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
-				  q->id, job->seqno);
-		}
+	}
+	if (!ended && fdev->in_pci_reset) {
+		/*
+		 * Not reached: reset_prepare() quiesced the device and ended
+		 * every job on the rings. Were it, the device is quiesced:
+		 * ending the job here is safe.
+		 */
+		frac_queue_fail_inflight(q, job, -ETIMEDOUT, -ECANCELED);
+		ended = true;
 	}
 	if (ended) {
 		frac_job_free(sched_job);
@@ -384,6 +421,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 			  q->id, job->seqno, job->ff->id, job->id);
 		frac_queue_recover_locked(q, job);
 	}
+	fdev->recovering = false;
 	mutex_unlock(&fdev->reset_lock);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
@@ -758,19 +796,29 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 	struct frac_device *fdev = job->fdev;
 	struct frac_file *ff = job->ff;
 
+	/*
+	 * drm_sched requires arm and push in one critical section per entity:
+	 * the finished fences' seqnos must follow the order of the entity's
+	 * queue, or a job depending on two of them keeps only the later fence
+	 * and may run before the earlier job ends (seen: 5 of 4363 with two
+	 * threads submitting to one queue).
+	 */
+	mutex_lock(&ff->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->finished = dma_fence_get(&job->base.s_fence->finished);
 	frac_job_publish(job, ctx);
 	if (out_syncobj)
 		drm_syncobj_replace_fence(out_syncobj, job->finished);
 	/* Only now, with job->finished set, may WAIT find the job. */
-	frac_job_publish_id(ff, job);
+	if (job->id)
+		frac_job_publish_id(ff, job);
 
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
 	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
 	/* The scheduler takes over the creation reference. */
 	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&ff->submit_lock);
 }
 
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -823,9 +871,11 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		if (ret)
 			goto err_cleanup;
 	}
-	ret = frac_job_reserve_id(ff, job);
-	if (ret)
-		goto err_cleanup;
+	if (!(args->flags & DRM_FRAC_SUBMIT_NO_JOB_ID)) {
+		ret = frac_job_reserve_id(ff, job);
+		if (ret)
+			goto err_cleanup;
+	}
 	ret = frac_job_add_deps(job, &ctx);
 	if (ret)
 		goto err_unreserve;
@@ -840,7 +890,8 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	return 0;
 
 err_unreserve:
-	frac_job_unreserve_id(ff, job);
+	if (job->id)
+		frac_job_unreserve_id(ff, job);
 err_cleanup:
 	drm_sched_job_cleanup(&job->base);
 err_put_job:

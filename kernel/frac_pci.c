@@ -139,10 +139,15 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_WORK(&fdev->reset_work, frac_reset_work);
+	INIT_WORK(&fdev->put_work, frac_job_put_work);
+	init_llist_head(&fdev->put_list);
 	init_waitqueue_head(&fdev->sched_jobs_wq);
 	INIT_DELAYED_WORK(&fdev->clock_work, frac_clock_work);
 	xa_init_flags(&fdev->contexts, XA_FLAGS_ALLOC1);
 
+	ret = frac_coredump_init(fdev);
+	if (ret)
+		return ret;
 	ret = frac_queues_init(fdev);
 	if (ret)
 		return ret;
@@ -195,6 +200,10 @@ static void frac_remove(struct pci_dev *pdev)
 				10 * HZ))
 		frac_warn(fdev, "%d jobs not freed by their schedulers\n",
 			  atomic_read(&fdev->sched_jobs));
+	flush_work(&fdev->put_work);
+	frac_coredump_flush(fdev);
+	/* An error interrupt before frac_device_stop() disabled it requeued it. */
+	cancel_work_sync(&fdev->reset_work);
 }
 
 static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,
@@ -223,6 +232,9 @@ static pci_ers_result_t frac_slot_reset(struct pci_dev *pdev)
 	frac_info(fdev, "restarting after slot reset\n");
 	pci_restore_state(pdev);
 	pci_save_state(pdev);
+	/* The restored state has bus mastering on: not for a wedged device. */
+	if (READ_ONCE(fdev->wedged))
+		pci_clear_master(pdev);
 	return PCI_ERS_RESULT_RECOVERED;
 }
 

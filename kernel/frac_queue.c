@@ -53,15 +53,18 @@ static int frac_status_errno(u32 status)
 
 /*
  * Consume completion records. Called from the queue's interrupt handler, and
- * from the timeout handler to catch a completion whose interrupt was lost.
+ * from the timeout handler (@lost_irq) to catch a completion whose interrupt
+ * was lost: each job that scan ends counts as a lost interrupt, counted
+ * before its fence signals, so its waiter sees the count. Returns the number
+ * of jobs it ended.
  * The device writes records in ring order; a job ends with the record of its
  * last descriptor, the slot of which holds the job.
  */
-void frac_queue_process_cq(struct frac_queue *q)
+u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 {
 	struct frac_device *fdev = q->fdev;
 	unsigned long flags;
-	u32 n = 0;
+	u32 n = 0, ended = 0;
 
 	/*
 	 * The device and host clocks drift apart by microseconds per second
@@ -102,8 +105,14 @@ void frac_queue_process_cq(struct frac_queue *q)
 		job = q->slot_job[slot];
 		if (job) {
 			q->slot_job[slot] = NULL;
+			if (lost_irq) {
+				atomic64_inc(&q->lost_irqs);
+				frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
+					  q->id, job->seqno);
+			}
 			frac_job_complete(job, q->part_status, le64_to_cpu(cqe->result),
 					  q->part_start, le64_to_cpu(cqe->t_end));
+			ended++;
 			q->part_status = 0;
 			q->part_started = false;
 		}
@@ -116,6 +125,7 @@ void frac_queue_process_cq(struct frac_queue *q)
 	if (n)
 		writel(q->cq_head, fdev->regs + FRAC_DB_CQ_HEAD(q->id));
 	spin_unlock_irqrestore(&q->cq_lock, flags);
+	return ended;
 }
 
 /*
@@ -145,6 +155,14 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 	}
 	q->part_status = 0;
 	q->part_started = false;
+	/*
+	 * And the records the reset left: an interrupt handler running before
+	 * frac_queue_hw_start() must find nothing to consume, or it would
+	 * ring the CQ doorbell of a queue in reset.
+	 */
+	memset(q->cq, 0, q->size * sizeof(*q->cq));
+	q->cq_head = 0;
+	q->phase = true;
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 }
 
@@ -199,6 +217,25 @@ int frac_device_hw_reset(struct frac_device *fdev)
 }
 ALLOW_ERROR_INJECTION(frac_device_hw_reset, ERRNO);
 
+/* Wait until no reset runs and the device is ready (docs/hw-spec.md 8). */
+static int frac_device_wait_ready(struct frac_device *fdev)
+{
+	u32 ctrl, sts;
+	int ret;
+
+	ret = readl_poll_timeout(fdev->regs + FRAC_REG_CONTROL, ctrl,
+				 ctrl != U32_MAX && !(ctrl & FRAC_CTRL_RESET),
+				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (!ret)
+		ret = readl_poll_timeout(fdev->regs + FRAC_REG_STATUS, sts,
+					 sts != U32_MAX && (sts & FRAC_STS_READY),
+					 FRAC_RESET_POLL_US,
+					 FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (ret)
+		frac_err(fdev, "device not ready %u ms after a reset\n", FRAC_RESET_TIMEOUT_MS);
+	return ret;
+}
+
 /*
  * The device would not confirm that it stopped. Jobs on its rings must still
  * end, but what they named may yet be written: its bus mastering goes off,
@@ -227,20 +264,27 @@ static void frac_device_init_regs(struct frac_device *fdev)
 /*
  * Stop every queue's run_job, reset the device and wait for it to quiesce,
  * then end every job on its rings: @guilty with -ETIMEDOUT, the others with
- * @err. A device that does not quiesce is wedged (its jobs still end).
+ * @err. A device that does not quiesce is wedged; its jobs still end, all
+ * with -EIO, and keep their BOs (frac_job_free()).
  */
 static void frac_device_quiesce_locked(struct frac_device *fdev,
 				       struct frac_job *guilty, int err)
 {
 	u32 i;
 
+	int guilty_err = -ETIMEDOUT;
+
 	lockdep_assert_held(&fdev->reset_lock);
 	for (i = 0; i < fdev->num_queues; i++)
 		drm_sched_wqueue_stop(&fdev->queues[i].sched);
-	if (frac_device_hw_reset(fdev))
+	if (frac_device_hw_reset(fdev)) {
+		/* Their ends do not mean the device stopped: say so. */
 		frac_device_wedge(fdev);
+		guilty_err = -EIO;
+		err = -EIO;
+	}
 	for (i = 0; i < fdev->num_queues; i++)
-		frac_queue_fail_inflight(&fdev->queues[i], guilty, -ETIMEDOUT, err);
+		frac_queue_fail_inflight(&fdev->queues[i], guilty, guilty_err, err);
 }
 
 /* Restart the rings (unless wedged) and every scheduler but @skip's. */
@@ -249,6 +293,9 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
 	u32 i;
 
 	lockdep_assert_held(&fdev->reset_lock);
+	/* After an FLR or a slot reset the device may still be quiescing. */
+	if (!fdev->wedged && frac_device_wait_ready(fdev))
+		frac_device_wedge(fdev);
 	if (!fdev->wedged) {
 		frac_device_init_regs(fdev);
 		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));

@@ -34,11 +34,18 @@ extern "C" {
  *   reset (the guilty job);
  * - -ECANCELED: the job was innocent: cancelled by the reset of its queue or
  *   of the device after another job hung, or by a function level reset;
- * - -ENODEV: the device was removed.
+ * - -ENODEV: the device was removed;
+ * - -ESRCH: the file was closed before the job ran (it never reached the
+ *   device).
  *
- * Whatever way a job ends, the device has stopped touching the job's BOs
- * when its end is reported: the driver waits for the device to confirm it
- * quiesced before it ends a job a reset cancelled.
+ * On a wedged device (a reset the device never confirmed: sysfs frac/wedged
+ * reads 1) the jobs that were on it end with -EIO without the device having
+ * confirmed it stopped: their BOs may still change, and are never reused.
+ *
+ * Whatever way a job ends (but on a wedged device, above), the device has
+ * stopped touching the job's BOs when its end is reported: the driver waits
+ * for the device to confirm it quiesced before it ends a job a reset
+ * cancelled.
  *
  * A new BO reads as zeros, host and device alike: device memory is cleared
  * before it is handed out, so a BO never shows another client's data.
@@ -217,12 +224,20 @@ struct drm_frac_cmd {
  * chosen on return.
  */
 #define DRM_FRAC_SUBMIT_LOCAL_QUEUE	(1 << 0)
-#define DRM_FRAC_SUBMIT_FLAGS		DRM_FRAC_SUBMIT_LOCAL_QUEUE
+/*
+ * The job gets no job id (@job_id is 0 on return) and is not kept for WAIT:
+ * for clients that follow their jobs through @out_syncobj or BO fences only,
+ * so that they never hold DRM_FRAC_MAX_UNWAITED ids.
+ */
+#define DRM_FRAC_SUBMIT_NO_JOB_ID	(1 << 1)
+#define DRM_FRAC_SUBMIT_FLAGS		(DRM_FRAC_SUBMIT_LOCAL_QUEUE | \
+					 DRM_FRAC_SUBMIT_NO_JOB_ID)
 
 /*
  * Job ids a file may hold at once: a job's id is held from SUBMIT until a
  * WAIT sees the job ended (or the file closes). SUBMIT fails with -EBUSY
- * while a file holds this many; WAIT for some of its jobs first.
+ * while a file holds this many; WAIT for some of its jobs first, or submit
+ * with DRM_FRAC_SUBMIT_NO_JOB_ID.
  */
 #define DRM_FRAC_MAX_UNWAITED		4096
 
@@ -234,7 +249,8 @@ struct drm_frac_cmd {
  * DRM_FRAC_SUBMIT_LOCAL_QUEUE, a command's @flags or @pad not zero, an
  * unknown @op, arguments or a length a command does not take, an operand
  * range outside its BO, an unused operand with a handle or offset), -ENOENT
- * (a BO handle or syncobj that does not exist), -EACCES (DRM_FRAC_PRIO_HIGH
+ * (a BO handle or syncobj that does not exist; an @in_syncobj that exists
+ * but holds no fence gives -EINVAL), -EACCES (DRM_FRAC_PRIO_HIGH
  * without CAP_SYS_NICE), -EBUSY (DRM_FRAC_MAX_UNWAITED job ids held), -EIO
  * (the device is wedged), -EFAULT (@cmds not readable), -ENOMEM, -ENODEV,
  * -EINTR/-ERESTARTSYS (while waiting for a BO's reservation lock). On any

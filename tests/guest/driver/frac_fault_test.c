@@ -272,6 +272,9 @@ TEST_F_TIMEOUT(fault, hang_leaves_coredump, 120)
 	id = victim_job(_metadata, self, &self->dev, &self->victim, hq, 3, 0);
 	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
 	EXPECT_EQ(-ETIMEDOUT, res.status);
+	/* The dump is taken before the reset and handed on by a work item. */
+	for (int i = 0; i < 50 && frac_t_counter(&self->dev, "coredumps") == dumps0; i++)
+		usleep(100000);
 	EXPECT_EQ(dumps0 + 1, frac_t_counter(&self->dev, "coredumps"));
 
 	/* The guilty job: its queue, its id, one FILL of SLICE bytes. */

@@ -429,7 +429,7 @@ SUBMIT_CASE(queue_max, -EINVAL, c->s.queue = 16);	/* past any device */
 SUBMIT_CASE(queue_u32_max, -EINVAL, c->s.queue = ~0u);
 SUBMIT_CASE(priority_3, -EINVAL, c->s.priority = DRM_FRAC_PRIO_HIGH + 1);
 SUBMIT_CASE(priority_u32_max, -EINVAL, c->s.priority = ~0u);
-SUBMIT_CASE(flags_bit1, -EINVAL, c->s.flags = 1u << 1);
+SUBMIT_CASE(flags_bit2, -EINVAL, c->s.flags = 1u << 2);
 SUBMIT_CASE(local_queue_with_queue, -EINVAL,
 	    c->s.flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE; c->s.queue = 1);
 SUBMIT_CASE(flags_bit31, -EINVAL, c->s.flags = 1u << 31);

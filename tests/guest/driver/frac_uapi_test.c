@@ -545,6 +545,43 @@ TEST_F(uapi, syncobj_out)
 	frac_t_syncobj_destroy(self->dev.fd, syncobj);
 }
 
+/*
+ * SUBMIT with DRM_FRAC_SUBMIT_NO_JOB_ID: job_id 0, nothing held for WAIT, so a
+ * syncobj-only client passes DRM_FRAC_MAX_UNWAITED jobs without -EBUSY; the
+ * syncobj still sees each job end, and WAIT knows no id 0.
+ */
+TEST_F(uapi, submit_no_job_id)
+{
+	struct drm_frac_submit s;
+	struct drm_frac_cmd cmd;
+	struct drm_frac_wait w;
+	uint32_t syncobj, i;
+
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &syncobj));
+	for (i = 0; i < DRM_FRAC_MAX_UNWAITED + 16; i++) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.op = DRM_FRAC_OP_NOP;
+		frac_poison(&s, sizeof(s));
+		s.cmds = (uintptr_t)&cmd;
+		s.cmd_count = 1;
+		s.cmd_size = sizeof(cmd);
+		s.queue = i % self->dev.num_queues;
+		s.priority = DRM_FRAC_PRIO_NORMAL;
+		s.flags = DRM_FRAC_SUBMIT_NO_JOB_ID;
+		s.in_syncobj = 0;
+		s.out_syncobj = syncobj;
+		ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, &s))
+			TH_LOG("job %u", i);
+		ASSERT_EQ(0u, s.job_id) TH_LOG("job %u", i);
+		/* Every few jobs, the last one's fence ends through the syncobj. */
+		if (i % 512 == 0)
+			ASSERT_EQ(0, frac_t_syncobj_wait(self->dev.fd, syncobj, 30 * FRAC_NSEC));
+	}
+	ASSERT_EQ(0, frac_t_syncobj_wait(self->dev.fd, syncobj, 30 * FRAC_NSEC));
+	EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, 0, 0, &w));
+	frac_t_syncobj_destroy(self->dev.fd, syncobj);
+}
+
 TEST_F(uapi, syncobj_in)
 {
 	struct drm_frac_cmd ts = { .op = DRM_FRAC_OP_TIMESTAMP, .len = 8 };
