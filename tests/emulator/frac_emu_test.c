@@ -3638,6 +3638,49 @@ static void t_fatal_stops_dma(struct dev *d, intptr_t arg)
 }
 
 /*
+ * Register and doorbell writes to a RESETTING queue are ignored. The worker
+ * is kept in MMIO DMA so the reset drains for a while; each write is paired
+ * with a STATUS read that QEMU's main loop cannot come between, so the
+ * check holds only for writes that really hit RESETTING.
+ */
+static void t_resetting_ignores_writes(struct dev *d, intptr_t arg)
+{
+	const uint64_t ctrl = d->bar0 + FRAC_QREG(1, FRAC_Q_CTRL);
+	const uint64_t sts = d->bar0 + FRAC_QREG(1, FRAC_Q_STATUS);
+	uint32_t st;
+	bool size_hit = false, db_hit = false;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, 1, 8, 0))
+		return;
+	put_long_mmio_crc(d, &r);
+	ring_kick(&r);
+	for (int i = 0; i < 100 && qrd(d, 1, FRAC_Q_SQ_HEAD) != 1; i++)
+		qts_clock_step(d->q, 1000);
+	usleep(20000);
+	if (!CHECK(qrd(d, 1, FRAC_Q_STATUS) & FRAC_QSTS_BUSY, "CRC32C not in flight"))
+		return;
+	st = qts_writel_readl(d->q, ctrl, FRAC_QCTRL_RESET, sts);
+	CHECK(st & FRAC_QSTS_RESETTING, "STATUS 0x%x right after CTRL.RESET: not RESETTING", st);
+	for (int i = 0; i < 10 && !size_hit; i++)
+		size_hit = qts_writel_readl(d->q, d->bar0 + FRAC_QREG(1, FRAC_Q_SIZE), 64, sts) &
+			   FRAC_QSTS_RESETTING;
+	for (int i = 0; i < 10 && !db_hit; i++)
+		db_hit = qts_writel_readl(d->q, d->bar0 + FRAC_DB_SQ_TAIL(1), 3, sts) &
+			 FRAC_QSTS_RESETTING;
+	CHECK(wait_clear(d, FRAC_QREG(1, FRAC_Q_CTRL), FRAC_QCTRL_RESET) >= 0, "CTRL.RESET stuck");
+	if (size_hit)
+		CHECK_EQ(qrd(d, 1, FRAC_Q_SIZE), 0, "SIZE written while RESETTING");
+	if (db_hit)
+		CHECK_EQ(qrd(d, 1, FRAC_Q_SQ_TAIL), 0, "SQ doorbell taken while RESETTING");
+	printf("#   writes that hit RESETTING: SIZE %s, doorbell %s\n", size_hit ? "yes" : "no",
+	       db_hit ? "yes" : "no");
+	CHECK_EQ(qrd(d, 1, FRAC_Q_STATUS), 0, "queue STATUS after the reset");
+}
+
+/*
  * Bug: QOM "inject" entered the fatal state without the re-entrancy guard
  * FI_CTRL has, so an error-vector MSI-X message aimed at CONTROL.RESET ran
  * a global reset inside frac_enter_fatal().
@@ -4080,6 +4123,7 @@ static const struct test main_tests[] = {
 	{ "queue reset: CTRL.RESET read 0 while the job still ran", t_reset_queue_quiesce, 0 },
 	{ "global reset: CONTROL.RESET read 0 while a job still ran", t_reset_global_quiesce, 0 },
 	{ "fatal state: fetched jobs kept doing DMA", t_fatal_stops_dma, 0 },
+	{ "writes to a RESETTING queue are ignored", t_resetting_ignores_writes, 0 },
 	{ "QEMU alive at the end", t_still_alive, 0 },
 };
 
