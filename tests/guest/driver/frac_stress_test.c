@@ -357,4 +357,105 @@ TEST_F_TIMEOUT(stress, many_jobs_outstanding, 120)
 	free(ids);
 }
 
+/*
+ * Regression test: SUBMIT armed and pushed a job outside one critical
+ * section, so two threads submitting to one queue of one file could push
+ * in the other order than their fences' seqnos; a job depending on both
+ * kept only the later fence and could start before the earlier job ended
+ * (a review reproduced it 5 times in 4363 rounds). Each round: threads A
+ * and B each FILL their own device BO on queue 0 at once; C on queue 1
+ * reads both and must start, on the device clock, after both ended.
+ */
+#define ORDER_ROUNDS	1500
+#define ORDER_BYTES	(8u << 20)
+
+struct order_ctx {
+	int fd;
+	uint32_t bo[2];
+	pthread_barrier_t go, done;
+	uint32_t id[2];
+	int err[2];
+	bool stop;
+};
+
+struct order_arg {
+	struct order_ctx *c;
+	int who;
+};
+
+static void *order_submitter(void *p)
+{
+	struct order_arg *a = p;
+	struct order_ctx *c = a->c;
+	struct drm_frac_cmd cmd = {
+		.op = DRM_FRAC_OP_FILL, .dst_handle = c->bo[a->who], .len = ORDER_BYTES,
+		.arg = { 0x11111111u * (a->who + 1) },
+	};
+
+	for (;;) {
+		pthread_barrier_wait(&c->go);
+		if (c->stop)
+			return NULL;
+		c->err[a->who] = frac_t_submit(c->fd, &cmd, 1, 0, 0, 0, &c->id[a->who]);
+		pthread_barrier_wait(&c->done);
+	}
+}
+
+TEST_F_TIMEOUT(stress, arm_push_order_two_threads, 600)
+{
+	struct order_ctx c = { .fd = self->dev.fd };
+	struct order_arg args[2] = { { &c, 0 }, { &c, 1 } };
+	struct frac_bo bo[2];
+	pthread_t t[2];
+	uint32_t i, late = 0;
+	int k;
+
+	if (self->dev.num_queues < 2 || self->dev.devmem_size < 2 * ORDER_BYTES)
+		SKIP(return, "needs two queues and %u MiB of device memory", 2 * ORDER_BYTES >> 20);
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, frac_bo_create(&self->dev, ORDER_BYTES, DRM_FRAC_BO_DEVMEM, &bo[k]));
+		c.bo[k] = bo[k].handle;
+	}
+	pthread_barrier_init(&c.go, NULL, 3);
+	pthread_barrier_init(&c.done, NULL, 3);
+	for (k = 0; k < 2; k++)
+		ASSERT_EQ(0, pthread_create(&t[k], NULL, order_submitter, &args[k]));
+	for (i = 0; i < ORDER_ROUNDS; i++) {
+		struct drm_frac_cmd rd[2] = {
+			{ .op = DRM_FRAC_OP_CRC32C, .src_handle = c.bo[0], .len = 4096 },
+			{ .op = DRM_FRAC_OP_CRC32C, .src_handle = c.bo[1], .len = 4096 },
+		};
+		struct drm_frac_wait w[2], wc;
+		uint32_t idc;
+
+		pthread_barrier_wait(&c.go);
+		pthread_barrier_wait(&c.done);
+		ASSERT_EQ(0, c.err[0]);
+		ASSERT_EQ(0, c.err[1]);
+		ASSERT_EQ(0, frac_t_submit(self->dev.fd, rd, 2, 1, 0, 0, &idc));
+		for (k = 0; k < 2; k++) {
+			ASSERT_EQ(0, frac_t_wait(self->dev.fd, c.id[k], 30 * FRAC_NSEC, &w[k]));
+			ASSERT_EQ(0, w[k].status);
+		}
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, idc, 30 * FRAC_NSEC, &wc));
+		ASSERT_EQ(0, wc.status);
+		if (wc.t_start < w[0].t_end || wc.t_start < w[1].t_end) {
+			if (!late)
+				TH_LOG("round %u: the reader started at %llu, writers ended %llu, %llu",
+				       i, (unsigned long long)wc.t_start,
+				       (unsigned long long)w[0].t_end,
+				       (unsigned long long)w[1].t_end);
+			late++;
+		}
+	}
+	c.stop = true;
+	pthread_barrier_wait(&c.go);
+	for (k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	EXPECT_EQ(0u, late) TH_LOG("%u of %u rounds ran a job before one it depends on ended",
+				  late, ORDER_ROUNDS);
+	for (k = 0; k < 2; k++)
+		frac_bo_destroy(&self->dev, &bo[k]);
+}
+
 TEST_HARNESS_MAIN
