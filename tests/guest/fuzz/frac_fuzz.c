@@ -1240,6 +1240,10 @@ static void op_submit(struct thr *t)
 		s.flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE;
 		s.queue = 0;
 	}
+#ifdef DRM_FRAC_SUBMIT_NO_JOB_ID
+	if (chance(&t->rng, 10))
+		s.flags |= DRM_FRAC_SUBMIT_NO_JOB_ID;
+#endif
 	if (chance(&t->rng, 25))
 		s.in_syncobj = sync_pick(t, slot);
 	if (chance(&t->rng, 25))
@@ -1249,7 +1253,15 @@ static void op_submit(struct thr *t)
 		case 0: s.cmd_size = rnd(&t->rng, 2) ? 0 : sizeof(struct drm_frac_cmd) + 8; break;
 		case 1: s.queue = gdev.num_queues + rnd(&t->rng, 2) * rnd(&t->rng, 1000); break;
 		case 2: s.priority = 3 + rnd(&t->rng, 100); break;
-		case 3: s.flags |= 1u << (1 + rnd(&t->rng, 31)); break;
+		case 3: {	/* a flag the header does not define */
+			uint32_t bit;
+
+			do
+				bit = 1u << rnd(&t->rng, 32);
+			while (bit & DRM_FRAC_SUBMIT_FLAGS);
+			s.flags |= bit;
+			break;
+		}
 		case 4: if (s.flags) s.queue = 1; break;
 		case 5: s.cmds = chance(&t->rng, 50) ? 0 : 16; xf = X_BADPTR; break;
 		case 6: s.cmds = (uintptr_t)cmds + 4096 * 1024; xf = X_BADPTR; break;
@@ -1265,6 +1277,15 @@ static void op_submit(struct thr *t)
 		return;
 	__atomic_fetch_add(&S->jobs_submitted, 1, __ATOMIC_RELAXED);
 	tlog(t, "  job %u", s.job_id);
+#ifdef DRM_FRAC_SUBMIT_NO_JOB_ID
+	if (s.flags & DRM_FRAC_SUBMIT_NO_JOB_ID) {
+		/* "The job gets no job id (@job_id is 0 on return) and is not kept for WAIT" */
+		if (s.job_id)
+			fail(F_STATE, "SUBMIT with NO_JOB_ID returned job id %u", s.job_id);
+		__atomic_fetch_add(&S->jobs_abandoned, 1, __ATOMIC_RELAXED);
+		return;
+	}
+#endif
 	if (!s.job_id)
 		fail(F_STATE, "SUBMIT succeeded with job id 0");
 	if (s.queue >= gdev.num_queues)
@@ -2262,7 +2283,7 @@ static void summary(void)
 	printf("# total %" PRIu64 " calls; %" PRIu64 " raced a close of their file, %" PRIu64
 	       " interrupted by signals\n", tot, S->raced, S->signalled);
 	printf("# jobs: %" PRIu64 " submitted, %" PRIu64 " seen ended, %" PRIu64
-	       " abandoned by closing their file; statuses:", S->jobs_submitted, S->jobs_ended,
+	       " not waited (their file closed, or NO_JOB_ID); statuses:", S->jobs_submitted, S->jobs_ended,
 	       S->jobs_abandoned);
 	for (e = 0; e < NERR; e++)
 		if (S->status[e])
