@@ -2,6 +2,7 @@
 #   make            build what exists: QEMU with the FRAC-1 device, and the sub-projects
 #   make run        the main job: boot the guest with FRAC-1 and show it
 #   make test       deps check + build + emulator tests + guest tests, with a summary
+#   make fuzz       a long run of the uAPI fuzzer: DURATION=<secs> [SEED=n] [FUZZ_ARGS=...]
 #   make deps       install the Debian packages (root)
 # Variables: V=1 verbose, VM_ARGS="..." extra scripts/vm options, FRAC_CACHE=dir cache root.
 SHELL := /bin/bash
@@ -119,9 +120,9 @@ test-guest: qemu
 # log, a taint other than O/E, lockdep turned off, or a kmemleak suspect after frac's unload,
 # even when every test passed. The IOMMU lane: the same with -device intel-iommu, where a DMAR
 # fault fails too. See tests/guest/README.md.
-DEBUG_GROUPS := driver faults reload removal \
-	$(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/errinj.sh tests/guest/regress.sh \
-		tests/guest/fuzz*.sh)) pcie
+DEBUG_GROUPS := driver faults \
+	$(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/errinj.sh tests/guest/fuzz*.sh \
+		tests/guest/regress.sh)) reload removal pcie
 IOMMU_GROUPS := driver faults
 IOMMU_ARGS   ?=
 TAP_DIRS     := $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu

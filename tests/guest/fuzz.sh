@@ -7,7 +7,7 @@
 # dmesg check that also catches KASAN, lockdep and kmemleak reports. Prints TAP.
 #
 # Environment:
-#   FRAC_FUZZ_DURATION  seconds of fuzzing (default 40)
+#   FRAC_FUZZ_DURATION  seconds of fuzzing (default 30)
 #   FRAC_FUZZ_SEED      seed (default: random; printed, and written to $FRAC_OUT/fuzz/seed)
 #   FRAC_FUZZ_SCALE     multiplier of every time bound (default 1; 8 on a kernel with lockdep
 #                       or KASAN, which runs syscalls 4-80x slower)
@@ -17,7 +17,7 @@
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 FUZZ=$GUEST_REPO/tests/guest/fuzz/frac_fuzz
-DURATION=${FRAC_FUZZ_DURATION:-40}
+DURATION=${FRAC_FUZZ_DURATION:-30}
 SEED=${FRAC_FUZZ_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
 SCALE=${FRAC_FUZZ_SCALE:-}
 if [ -z "$SCALE" ]; then
