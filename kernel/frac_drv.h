@@ -66,6 +66,7 @@ struct frac_queue {
 	struct frac_device *fdev;
 	u32 id;
 	u32 size;
+	char name[16];			/* "frac-qN": the scheduler's and fences' timeline */
 
 	struct frac_desc *sq;
 	dma_addr_t sq_dma;

@@ -436,17 +436,19 @@ static const struct drm_sched_backend_ops frac_sched_ops = {
 int frac_job_sched_init(struct frac_queue *q)
 {
 	struct frac_device *fdev = q->fdev;
-	char *name;
 
-	name = devm_kasprintf(&fdev->pdev->dev, GFP_KERNEL, "frac-q%u", q->id);
-	if (!name)
-		return -ENOMEM;
+	/*
+	 * In the queue, not devm: fences (sync_files) name their timeline by it
+	 * after the PCI device is unbound, for as long as the DRM device lives
+	 * (KASAN saw a devm copy read after removal).
+	 */
+	snprintf(q->name, sizeof(q->name), "frac-q%u", q->id);
 
 	/* Credits are ring slots: one per command, so the ring never overflows. */
 	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
 			      DRM_SCHED_PRIORITY_COUNT, q->size - 1, 0,
 			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
-			      name, fdev->drm.dev);
+			      q->name, fdev->drm.dev);
 }
 ALLOW_ERROR_INJECTION(frac_job_sched_init, ERRNO);
 
