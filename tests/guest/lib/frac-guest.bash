@@ -123,25 +123,11 @@ guest_run() { # guest_run NAME PROG [ARGS..]
 	[ "$bad" = 0 ] && [ "$rc" = 0 ]
 }
 
-# Is report line @2 of dmesg text @1 one that scripts/debug-kernel/known-reports lists (its
-# first line matches, no frame of frac.ko in its block)? Prints the reason if so.
-guest_known_report() { # guest_known_report LOG LINENO
-	local pat reason line
-	line=$(sed -n "${2}p" "$1" | sed 's/^\[[ 0-9.]*\] //')
-	while IFS=$'\t' read -r pat reason; do
-		[[ -z $pat || $pat == \#* ]] && continue
-		if [[ $line =~ $pat ]] && ! sed -n "$2,$(($2 + 80))p" "$1" | grep -q '\[frac\]'; then
-			echo "$reason"; return 0
-		fi
-	done < "$GUEST_REPO/scripts/debug-kernel/known-reports"
-	return 1
-}
-
 guest_dmesg_check() {
 	local hits log=/tmp/frac-guest-dmesg.$$ ln r why= unknown=
 	dmesg | tail -n +$((GUEST_DMESG_START + 1)) > "$log"
 	for ln in $(grep -n -E "$GUEST_DMESG_PATTERN" "$log" | cut -d: -f1); do
-		if r=$(guest_known_report "$log" "$ln"); then why=$r; else unknown=1; fi
+		if r=$("$GUEST_REPO/scripts/known-report" "$log" "$ln"); then why=$r; else unknown=1; fi
 	done
 	rm -f "$log"
 	if [ -z "$unknown" ] && [ -n "$why" ]; then
