@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * fractop's shared types. The program is three layers that meet only here:
+ *  - sources (struct ft_source_ops: sysfs.c, procwalk.c; a BPF latency source has its slot)
+ *    fill a struct ft_snapshot with raw values, each with a validity bit;
+ *  - the model (model.c) turns two snapshots into a struct ft_view of rates and ratios,
+ *    each a struct ft_num that is either a value or "not known" (never a made-up 0);
+ *  - the writers (output.c: JSON lines, CSV) and the screen (ui.c) only print a view, through
+ *    the pure formatting and layout functions of format.c.
+ */
+#ifndef FRACTOP_H
+#define FRACTOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define FT_NAME_LEN	32	/* engine and region names, driver, pdev */
+#define FT_MAX_ENGINES	32	/* per fd; frac has at most 16 queues (FRAC_MAX_QUEUES) */
+#define FT_MAX_REGIONS	8	/* per fd */
+#define FT_COMM_LEN	16	/* TASK_COMM_LEN */
+#define FT_HIST_LEN	256	/* samples of history for the sparklines */
+
+#define FT_ACCEL_MAJOR	261	/* drivers/accel/drm_accel.c: ACCEL_MAJOR */
+
+#define FT_SCHEMA_VERSION 1	/* of the -J and -c output; bump on any change of meaning */
+
+/* A derived number: a value, or not known. */
+struct ft_num {
+	double v;
+	bool ok;
+};
+
+static inline struct ft_num ft_num_of(double v)
+{
+	return (struct ft_num){ .v = v, .ok = true };
+}
+
+#define FT_NUM_NA ((struct ft_num){ .v = 0, .ok = false })
+
+/* ---- fdinfo (fdinfo.c: a pure parser of Documentation/gpu/drm-usage-stats.rst) ---- */
+
+enum ft_eng_key {
+	FT_ENG_NS,		/* drm-engine-<e>: <uint> ns */
+	FT_ENG_CAPACITY,	/* drm-engine-capacity-<e>: <uint> */
+	FT_ENG_CYCLES,		/* drm-cycles-<e>: <uint> */
+	FT_ENG_TOTAL_CYCLES,	/* drm-total-cycles-<e>: <uint> */
+	FT_ENG_MAXFREQ,		/* drm-maxfreq-<e>: <uint> [Hz|KHz|MHz], kept in Hz */
+	FT_ENG_NR
+};
+
+enum ft_mem_key {
+	FT_MEM_MEMORY,		/* drm-memory-<r>: <uint> [KiB|MiB], kept in bytes */
+	FT_MEM_TOTAL,		/* drm-total-<r> */
+	FT_MEM_SHARED,		/* drm-shared-<r> */
+	FT_MEM_RESIDENT,	/* drm-resident-<r> */
+	FT_MEM_PURGEABLE,	/* drm-purgeable-<r> */
+	FT_MEM_ACTIVE,		/* drm-active-<r> */
+	FT_MEM_NR
+};
+
+struct ft_engine {
+	char name[FT_NAME_LEN];
+	uint64_t val[FT_ENG_NR];
+	unsigned int has;	/* bit (1 << enum ft_eng_key) when the key was seen */
+};
+
+struct ft_region {
+	char name[FT_NAME_LEN];
+	uint64_t val[FT_MEM_NR];
+	unsigned int has;	/* bit (1 << enum ft_mem_key) */
+};
+
+/* Driver-specific keys fractop knows (frac.ko's, kernel/frac_drv.c). */
+enum ft_drv_key {
+	FT_DRV_FRAC_CONTEXT,		/* frac-context: <uint> */
+	FT_DRV_FRAC_JOBS_COMPLETED,	/* frac-jobs-completed: <uint> */
+	FT_DRV_NR
+};
+
+struct ft_fdinfo {
+	char driver[FT_NAME_LEN];
+	char pdev[FT_NAME_LEN];
+	uint64_t client_id;
+	bool has_driver, has_pdev, has_client_id;
+	struct ft_engine engines[FT_MAX_ENGINES];
+	unsigned int nr_engines;
+	struct ft_region regions[FT_MAX_REGIONS];
+	unsigned int nr_regions;
+	uint64_t drv[FT_DRV_NR];
+	unsigned int drv_has;	/* bit (1 << enum ft_drv_key) */
+	unsigned int malformed;	/* drm- lines that break the format (ignored) */
+	unsigned int dropped;	/* engines or regions past the limits above (ignored) */
+};
+
+int ft_fdinfo_parse(const char *text, size_t len, struct ft_fdinfo *out);
+int ft_parse_u64(const char *s, const char **end, uint64_t *v);
+
+/* ---- snapshot: what the sources read at one instant ---- */
+
+/* Device counters and gauges, from the frac sysfs group and hwmon (sysfs.c). */
+enum ft_dev_key {
+	FT_D_BUSY_NS_DMA,
+	FT_D_BUSY_NS_COMPUTE,
+	FT_D_DEVICE_JOBS_DONE,
+	FT_D_DEVICE_JOBS_FAILED,
+	FT_D_BYTES_READ,
+	FT_D_BYTES_WRITTEN,
+	FT_D_INTERRUPTS,
+	FT_D_DEVICE_CLOCK_NS,
+	FT_D_JOBS_SUBMITTED,
+	FT_D_JOBS_COMPLETED,
+	FT_D_JOBS_FAILED,
+	FT_D_JOB_TIMEOUTS,
+	FT_D_LOST_INTERRUPTS,
+	FT_D_QUEUE_RESETS,
+	FT_D_DEVICE_RESETS,
+	FT_D_ERRORS,
+	FT_D_COREDUMPS,
+	FT_D_WEDGED,
+	FT_D_NUM_QUEUES,
+	FT_D_TEMP_MC,		/* hwmon temp1_input, milli-degrees C (any driver) */
+	FT_D_POWER_UW,		/* hwmon power1_input or power1_average, microwatts */
+	FT_D_NR
+};
+
+struct ft_dev_key_desc {
+	const char *name;	/* sysfs attribute (frac group) or hwmon file */
+	bool counter;		/* monotonic between resets: a rate is meaningful */
+};
+
+extern const struct ft_dev_key_desc ft_dev_keys[FT_D_NR];
+
+struct ft_dev {
+	char node[FT_NAME_LEN];		/* "accel0" */
+	unsigned int minor;
+	char driver[FT_NAME_LEN];	/* from the device's driver link; "" if unbound */
+	char pdev[FT_NAME_LEN];		/* PCI address, "" if not PCI */
+	bool is_frac;
+	uint64_t val[FT_D_NR];
+	uint64_t has;			/* bit (1ull << enum ft_dev_key) */
+};
+
+/* One DRM client (struct drm_file), de-duplicated over the fds and processes holding it. */
+struct ft_client {
+	struct ft_fdinfo fi;
+	int dev;			/* index in ft_snapshot.devs, -1 if the node is unknown */
+	pid_t pid;			/* the lowest pid holding it */
+	char comm[FT_COMM_LEN + 1];
+	unsigned int nr_fds;		/* fds (in all processes) that point at it */
+	unsigned int nr_pids;		/* processes holding it */
+};
+
+struct ft_snapshot {
+	double t_mono;			/* CLOCK_MONOTONIC seconds of the sample */
+	double t_wall;			/* CLOCK_REALTIME seconds */
+	struct ft_dev *devs;
+	unsigned int nr_devs, cap_devs;
+	struct ft_client *clients;
+	unsigned int nr_clients, cap_clients;
+	/* What the fdinfo walk saw (for the status line and the README's cost figures). */
+	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
+	bool fdinfo_ok;			/* the fdinfo source ran */
+	bool sysfs_ok;			/* the sysfs source ran */
+};
+
+void ft_snapshot_reset(struct ft_snapshot *s);
+void ft_snapshot_free(struct ft_snapshot *s);
+struct ft_dev *ft_snapshot_add_dev(struct ft_snapshot *s);
+struct ft_client *ft_snapshot_add_client(struct ft_snapshot *s);
+int ft_snapshot_dev_by_minor(const struct ft_snapshot *s, unsigned int minor);
+
+/* ---- sources ---- */
+
+struct ft_config {
+	const char *sysroot;		/* "" normally; a fixture tree in tests (--sysroot) */
+	int only_minor;			/* -1: all devices */
+};
+
+struct ft_source;
+
+/*
+ * One data source. sample() adds what it reads to the snapshot; sources run in the order of
+ * ft_sources[] (devices first, so that later sources can attach to them). A source that
+ * cannot run (no permission, nothing to read) sets why and returns a negative errno from
+ * init(); the rest still run.
+ */
+struct ft_source_ops {
+	const char *name;
+	int (*init)(struct ft_source *src, const struct ft_config *cfg);
+	int (*sample)(struct ft_source *src, struct ft_snapshot *snap);
+	void (*fini)(struct ft_source *src);
+};
+
+struct ft_source {
+	const struct ft_source_ops *ops;
+	const struct ft_config *cfg;
+	void *priv;
+	bool active;
+	char why[256];			/* why it is not active */
+};
+
+extern const struct ft_source_ops ft_sysfs_source;	/* sysfs.c */
+extern const struct ft_source_ops ft_fdinfo_source;	/* procwalk.c */
+/*
+ * The BPF latency source (per-queue p50/p99 and log2 histograms from the frac tracepoints,
+ * sharing bpf/'s histogram helpers) goes here, after fdinfo; it will add a latency block to
+ * struct ft_dev with its own validity bits and a reason when CAP_BPF/CAP_PERFMON are missing.
+ */
+
+int ft_sysfs_count_devices(const struct ft_config *cfg, char *why, size_t whylen);
+
+/* ---- model (model.c) ---- */
+
+struct ft_view_engine {
+	char name[FT_NAME_LEN];
+	struct ft_num busy_pct;		/* over the interval, per unit of capacity */
+	struct ft_num ns;		/* cumulative busy time, ns (drm-engine-) */
+};
+
+struct ft_view_region {
+	char name[FT_NAME_LEN];
+	struct ft_num bytes[FT_MEM_NR];
+};
+
+struct ft_view_proc {
+	pid_t pid;
+	char comm[FT_COMM_LEN + 1];
+	unsigned int nr_clients;
+	struct ft_view_engine engines[FT_MAX_ENGINES];
+	unsigned int nr_engines;
+	struct ft_view_region regions[FT_MAX_REGIONS];
+	unsigned int nr_regions;
+	struct ft_num jobs;		/* frac-jobs-completed, summed over its clients */
+	struct ft_num jobs_per_s;
+	struct ft_num busy_pct;		/* sum over its engines (for sorting) */
+	struct ft_num mem_bytes;	/* sum of drm-total- (or drm-memory-) over regions */
+};
+
+enum ft_rate {
+	FT_R_BUSY_DMA_PCT,		/* device busy counters over the device clock */
+	FT_R_BUSY_COMPUTE_PCT,
+	FT_R_JOBS_PER_S,		/* jobs_completed */
+	FT_R_FAILED_PER_S,		/* jobs_failed */
+	FT_R_READ_BPS,
+	FT_R_WRITE_BPS,
+	FT_R_IRQ_PER_S,
+	FT_R_NR
+};
+
+extern const char *const ft_rate_names[FT_R_NR];
+
+struct ft_view_dev {
+	struct ft_dev dev;		/* raw values of this sample */
+	struct ft_num rate[FT_R_NR];
+	struct ft_num temp_c, power_w;
+	/* Per engine (for frac: per queue), summed over the device's clients' fdinfo. */
+	struct ft_view_engine engines[FT_MAX_ENGINES];
+	unsigned int nr_engines;
+	struct ft_view_region regions[FT_MAX_REGIONS];
+	unsigned int nr_regions;
+	unsigned int nr_clients;
+	struct ft_view_proc *procs;
+	unsigned int nr_procs;
+	/* History of the rates, oldest first; NaN where not known. */
+	double hist[FT_R_NR][FT_HIST_LEN];
+	unsigned int hist_len;
+};
+
+struct ft_view {
+	double t_wall;
+	struct ft_num interval_s;
+	struct ft_view_dev *devs;
+	unsigned int nr_devs;
+	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
+};
+
+struct ft_model {
+	struct ft_snapshot prev;
+	bool have_prev;
+	struct ft_view view;
+};
+
+void ft_model_init(struct ft_model *m);
+void ft_model_fini(struct ft_model *m);
+/* Takes the new snapshot (ownership moves into the model; *snap is left empty). */
+int ft_model_update(struct ft_model *m, struct ft_snapshot *snap);
+
+/* Pure helpers of the model, for the tests. */
+struct ft_num ft_counter_rate(uint64_t prev, bool prev_ok, uint64_t cur, bool cur_ok, double dt);
+struct ft_num ft_engine_busy_pct(const struct ft_engine *prev, const struct ft_engine *cur,
+				 double dt);
+
+/* ---- formatting and layout (format.c, pure) ---- */
+
+char *ft_fmt_iec(char *buf, size_t len, struct ft_num bytes);
+char *ft_fmt_si(char *buf, size_t len, struct ft_num v, const char *unit);
+char *ft_fmt_pct(char *buf, size_t len, struct ft_num pct);
+char *ft_fmt_duration(char *buf, size_t len, struct ft_num seconds);
+char *ft_fmt_count(char *buf, size_t len, struct ft_num v);
+
+enum ft_glyphs { FT_GLYPHS_ASCII, FT_GLYPHS_UTF8 };
+char *ft_sparkline(char *buf, size_t len, const double *vals, unsigned int n,
+		   unsigned int width, double max, enum ft_glyphs g);
+
+struct ft_col {
+	const char *name;
+	int min;		/* width it needs */
+	int max;		/* width it may grow to (>= min) */
+	int prio;		/* lower drops first when the line is too narrow; 0 never drops */
+};
+
+int ft_layout_columns(const struct ft_col *cols, int n, int width, int gap, int *out);
+
+/* ---- batch writers (output.c) ---- */
+
+void ft_json_string(FILE *f, const char *s);
+void ft_write_json(FILE *f, const struct ft_view *v);
+void ft_write_csv_header(FILE *f);
+void ft_write_csv(FILE *f, const struct ft_view *v);
+
+/* ---- the screen (ui.c) ---- */
+
+struct ft_ui_opts {
+	double delay_s;
+	long iterations;	/* -1: until q */
+};
+
+int ft_ui_run(struct ft_source *srcs, unsigned int nr_srcs, struct ft_model *m,
+	      const struct ft_ui_opts *o);
+
+int ft_sample_all(struct ft_source *srcs, unsigned int nr_srcs, struct ft_snapshot *snap);
+
+#include <signal.h>
+extern volatile sig_atomic_t ft_stop;	/* SIGINT or SIGTERM seen */
+
+#endif /* FRACTOP_H */

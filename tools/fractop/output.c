@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Batch output of a view: -J writes one complete JSON object per line and per interval, -c
+ * writes CSV with a header line. Both print every field on every line, whatever the driver:
+ * a value that is not known is null (JSON) or an empty cell (CSV), never absent and never 0.
+ * The schema (README.md) has a version, FT_SCHEMA_VERSION, on every JSON line and in the
+ * CSV header's first column.
+ */
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "fractop.h"
+
+/* A JSON string: quotes, backslash and control characters escaped; bytes >= 0x80 as is. */
+void ft_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s && *s)
+		ft_json_string(f, s);
+	else
+		fputs("null", f);
+}
+
+static void json_num(FILE *f, struct ft_num n)
+{
+	if (n.ok && isfinite(n.v))
+		fprintf(f, "%.6g", n.v);
+	else
+		fputs("null", f);
+}
+
+/* Byte counts and other integers carried in a double: exact to 2^53. */
+static void json_int(FILE *f, struct ft_num n)
+{
+	if (n.ok && isfinite(n.v))
+		fprintf(f, "%.0f", n.v);
+	else
+		fputs("null", f);
+}
+
+static const char *const mem_names[FT_MEM_NR] = {
+	[FT_MEM_MEMORY] = "memory_bytes",
+	[FT_MEM_TOTAL] = "total_bytes",
+	[FT_MEM_SHARED] = "shared_bytes",
+	[FT_MEM_RESIDENT] = "resident_bytes",
+	[FT_MEM_PURGEABLE] = "purgeable_bytes",
+	[FT_MEM_ACTIVE] = "active_bytes",
+};
+
+/* The frac sysfs counters that go out as "counters" (hwmon goes out as converted values). */
+#define FT_D_NR_COUNTERS FT_D_TEMP_MC
+
+static void json_engines(FILE *f, const struct ft_view_engine *e, unsigned int n)
+{
+	fputc('[', f);
+	for (unsigned int i = 0; i < n; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		ft_json_string(f, e[i].name);
+		fputs(",\"busy_pct\":", f);
+		json_num(f, e[i].busy_pct);
+		fputs(",\"busy_ns\":", f);
+		json_int(f, e[i].ns);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_regions(FILE *f, const struct ft_view_region *r, unsigned int n)
+{
+	fputc('[', f);
+	for (unsigned int i = 0; i < n; i++) {
+		fputs(i ? ",{\"region\":" : "{\"region\":", f);
+		ft_json_string(f, r[i].name);
+		for (int k = 0; k < FT_MEM_NR; k++) {
+			fprintf(f, ",\"%s\":", mem_names[k]);
+			json_int(f, r[i].bytes[k]);
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_dev(FILE *f, const struct ft_view_dev *vd)
+{
+	const struct ft_dev *d = &vd->dev;
+	unsigned int i;
+
+	fputs("{\"device\":", f);
+	ft_json_string(f, d->node);
+	fprintf(f, ",\"minor\":%u,\"driver\":", d->minor);
+	json_str_or_null(f, d->driver);
+	fputs(",\"pdev\":", f);
+	json_str_or_null(f, d->pdev);
+	fputs(",\"counters\":{", f);
+	for (i = 0; i < FT_D_NR_COUNTERS; i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "", ft_dev_keys[i].name);
+		if (d->has & (1ull << i))
+			fprintf(f, "%" PRIu64, d->val[i]);
+		else
+			fputs("null", f);
+	}
+	fputs("},\"rates\":{", f);
+	for (i = 0; i < FT_R_NR; i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "", ft_rate_names[i]);
+		json_num(f, vd->rate[i]);
+	}
+	fputs("},\"temperature_c\":", f);
+	json_num(f, vd->temp_c);
+	fputs(",\"power_w\":", f);
+	json_num(f, vd->power_w);
+	fprintf(f, ",\"clients\":%u,\"engines\":", vd->nr_clients);
+	json_engines(f, vd->engines, vd->nr_engines);
+	fputs(",\"memory\":", f);
+	json_regions(f, vd->regions, vd->nr_regions);
+	fputs(",\"processes\":[", f);
+	for (i = 0; i < vd->nr_procs; i++) {
+		const struct ft_view_proc *p = &vd->procs[i];
+
+		fprintf(f, "%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)p->pid);
+		ft_json_string(f, p->comm);
+		fprintf(f, ",\"clients\":%u,\"busy_pct\":", p->nr_clients);
+		json_num(f, p->busy_pct);
+		fputs(",\"engines\":", f);
+		json_engines(f, p->engines, p->nr_engines);
+		fputs(",\"memory\":", f);
+		json_regions(f, p->regions, p->nr_regions);
+		fputs(",\"memory_bytes\":", f);
+		json_int(f, p->mem_bytes);
+		fputs(",\"jobs_completed\":", f);
+		json_int(f, p->jobs);
+		fputs(",\"jobs_per_s\":", f);
+		json_num(f, p->jobs_per_s);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+void ft_write_json(FILE *f, const struct ft_view *v)
+{
+	fprintf(f, "{\"schema_version\":%d,\"timestamp\":%.3f,\"interval_s\":",
+		FT_SCHEMA_VERSION, v->t_wall);
+	json_num(f, v->interval_s);
+	fprintf(f, ",\"procs_seen\":%u,\"procs_denied\":%u,\"devices\":[", v->procs_seen,
+		v->procs_denied);
+	for (unsigned int i = 0; i < v->nr_devs; i++) {
+		if (i)
+			fputc(',', f);
+		json_dev(f, &v->devs[i]);
+	}
+	fputs("]}\n", f);
+}
+
+/* ---- CSV: one row per device per interval (RFC 4180 quoting) ---- */
+
+static void csv_string(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_num(FILE *f, struct ft_num n, bool integer)
+{
+	fputc(',', f);
+	if (n.ok && isfinite(n.v))
+		fprintf(f, integer ? "%.0f" : "%.6g", n.v);
+}
+
+void ft_write_csv_header(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "schema_version,timestamp,interval_s,device,driver,pdev");
+	for (i = 0; i < FT_D_NR_COUNTERS; i++)
+		fprintf(f, ",%s", ft_dev_keys[i].name);
+	for (i = 0; i < FT_R_NR; i++)
+		fprintf(f, ",%s", ft_rate_names[i]);
+	fputs(",temperature_c,power_w,clients,processes,engine_busy_pct,memory_total_bytes\n", f);
+}
+
+/*
+ * The per-engine and per-region figures vary in number with the driver, so that the header
+ * stays fixed they go in one cell each: "queue0=12.5;queue1=" (empty: not known).
+ */
+static void csv_pairs_engines(FILE *f, const struct ft_view_dev *vd)
+{
+	char cell[FT_MAX_ENGINES * (FT_NAME_LEN + 16)];
+	size_t pos = 0;
+
+	cell[0] = '\0';
+	for (unsigned int i = 0; i < vd->nr_engines && pos < sizeof(cell); i++) {
+		const struct ft_view_engine *e = &vd->engines[i];
+
+		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%s=", i ? ";" : "", e->name);
+		if (pos < sizeof(cell) && e->busy_pct.ok && isfinite(e->busy_pct.v))
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.6g", e->busy_pct.v);
+	}
+	fputc(',', f);
+	csv_string(f, cell);
+}
+
+static void csv_pairs_regions(FILE *f, const struct ft_view_dev *vd)
+{
+	char cell[FT_MAX_REGIONS * (FT_NAME_LEN + 24)];
+	size_t pos = 0;
+
+	cell[0] = '\0';
+	for (unsigned int i = 0; i < vd->nr_regions && pos < sizeof(cell); i++) {
+		const struct ft_view_region *r = &vd->regions[i];
+		struct ft_num b = r->bytes[FT_MEM_TOTAL].ok ? r->bytes[FT_MEM_TOTAL]
+							    : r->bytes[FT_MEM_MEMORY];
+
+		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%s=", i ? ";" : "", r->name);
+		if (pos < sizeof(cell) && b.ok)
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.0f", b.v);
+	}
+	fputc(',', f);
+	csv_string(f, cell);
+}
+
+void ft_write_csv(FILE *f, const struct ft_view *v)
+{
+	for (unsigned int i = 0; i < v->nr_devs; i++) {
+		const struct ft_view_dev *vd = &v->devs[i];
+		const struct ft_dev *d = &vd->dev;
+		unsigned int k;
+
+		fprintf(f, "%d,%.3f", FT_SCHEMA_VERSION, v->t_wall);
+		csv_num(f, v->interval_s, false);
+		fputc(',', f);
+		csv_string(f, d->node);
+		fputc(',', f);
+		csv_string(f, d->driver);
+		fputc(',', f);
+		csv_string(f, d->pdev);
+		for (k = 0; k < FT_D_NR_COUNTERS; k++) {
+			fputc(',', f);
+			if (d->has & (1ull << k))
+				fprintf(f, "%" PRIu64, d->val[k]);
+		}
+		for (k = 0; k < FT_R_NR; k++)
+			csv_num(f, vd->rate[k], false);
+		csv_num(f, vd->temp_c, false);
+		csv_num(f, vd->power_w, false);
+		fprintf(f, ",%u,%u", vd->nr_clients, vd->nr_procs);
+		csv_pairs_engines(f, vd);
+		csv_pairs_regions(f, vd);
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# fractop's host tests, as one TAP stream on stdout (the top-level `make test-host` keeps it in
+# results/test/host-fractop.tap).
+#  - tests/unit: the parser, model, formatting, layout and writers (no terminal, no device);
+#    its JSON and CSV output is parsed back here.
+#  - end to end: fractop itself on a fixture tree (--sysroot) built here: /sys/class/accel with
+#    a frac device (counters, hwmon) and a non-frac one, /proc with processes whose fds point
+#    at char devices 261:N (mknod: needs root or CAP_MKNOD, else those checks SKIP), a dup'd fd
+#    and a forked one sharing a client, a socket and /dev/null. Every JSON line is parsed with
+#    python3's json module, every CSV row with its csv module.
+# Usage: tests/run.sh   (from tools/fractop, after make)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+results=$(mktemp)
+T=$(mktemp -d)
+trap 'rm -rf "$T" "$results"' EXIT
+
+n_ok() { echo "ok - $*" >> "$results"; }
+n_fail() { echo "not ok - $*" >> "$results"; }
+n_skip() { echo "ok - $* # SKIP" >> "$results"; }
+check() { # check DESCRIPTION COMMAND...: ok if the command succeeds
+	local d=$1; shift
+	if out=$("$@" 2>&1); then n_ok "$d"; else n_fail "$d"; sed 's/^/#   /' <<< "$out" >> "$results"; fi
+}
+
+# ---- unit tests ----
+if [ -x tests/unit ]; then
+	tests/unit tests/fixtures "$T/unit.jsonl" "$T/unit.csv" >> "$results" 2>&1
+	rc=$?
+	[ $rc = 0 ] || n_fail "tests/unit exited with status $rc"
+else
+	n_fail "tests/unit is not built"
+fi
+
+check "unit JSON: every line parses, schema_version 1, same keys on every device object" \
+	python3 - "$T/unit.jsonl" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 4, f"{len(lines)} lines"
+def shape(o):
+    if isinstance(o, dict): return {k: shape(v) for k, v in o.items()}
+    return None
+shapes = set()
+for l in lines:
+    o = json.loads(l)
+    assert o["schema_version"] == 1
+    for d in o["devices"]:
+        shapes.add(json.dumps({k: shape(v) for k, v in d.items() if not isinstance(v, list)}, sort_keys=True))
+assert len(shapes) == 1, "device objects differ in keys"
+o = json.loads(lines[0])
+assert o["interval_s"] is None and o["devices"][0]["rates"]["jobs_per_s"] is None
+assert o["devices"][0]["processes"][0]["comm"] == 'load\t"q"'
+assert o["devices"][1]["driver"] == 'ivpu "x"'
+assert json.loads(lines[1])["devices"][0]["rates"]["jobs_per_s"] == 150
+EOF
+check "unit CSV: header and rows parse, same column count, n/a is an empty cell" \
+	python3 - "$T/unit.csv" <<'EOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+h = rows[0]
+assert h[0] == "schema_version" and len(rows) == 9, len(rows)
+for r in rows[1:]:
+    assert len(r) == len(h), (len(r), len(h))
+d = [dict(zip(h, r)) for r in rows[1:]]
+assert d[0]["jobs_per_s"] == "" and d[2]["jobs_per_s"] == "150"
+assert d[1]["driver"] == 'ivpu "x"'
+assert d[2]["engine_busy_pct"] == "queue0=0;queue1=25", d[2]["engine_busy_pct"]
+EOF
+
+# ---- the fixture tree ----
+S=$T/root
+fdev=$S/sys/devices/pci0000:00/0000:01:00.0
+mknod_ok=1
+tests/mkroot.sh "$S" || mknod_ok=0
+
+# ---- command line ----
+argcheck() { # argcheck WANT_RC ARGS...: the exit status, and exactly one line on stderr
+	local want=$1; shift
+	local err rc
+	err=$(./fractop --sysroot "$S" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" = "$want" ] && [ "$(wc -l <<< "$err")" = 1 ] && [ -n "$err" ]; then
+		n_ok "fractop $*: exit $want, one line: $err"
+	else
+		n_fail "fractop $*: exit $rc (want $want), stderr: $err"
+	fi
+}
+argcheck 2 -d 0 -J
+argcheck 2 -d abc -J
+argcheck 2 -d 1e9 -J
+argcheck 2 -d nan -J
+argcheck 2 -n 0 -J
+argcheck 2 -n 5x -J
+argcheck 2 -x
+argcheck 2 --bogus
+argcheck 2 -J -c
+argcheck 2 -J extra
+argcheck 2 -D accelX -J
+argcheck 2 -d
+mkdir -p "$T/empty"
+err=$(./fractop --sysroot "$T/empty" -J -n 1 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] && grep -q "no accel device" <<< "$err" && n_ok "no accel device: exit 1, '$err'" ||
+	n_fail "no accel device: exit $rc, '$err'"
+mkdir -p "$T/empty2/sys/class/accel"
+err=$(./fractop --sysroot "$T/empty2" -J -n 1 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] && grep -q "no accel device" <<< "$err" && n_ok "empty /sys/class/accel: exit 1" ||
+	n_fail "empty /sys/class/accel: exit $rc, '$err'"
+err=$(./fractop --sysroot "$S" -D 7 -J -n 1 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] && n_ok "-D of a missing device: exit 1, '$err'" || n_fail "-D 7: exit $rc, '$err'"
+check "--help exits 0 and lists -J" bash -c './fractop --help | grep -q -- "-J, --json"'
+err=$(./fractop --sysroot "$S" 2>&1 > "$T/notty"); rc=$?
+[ $rc = 1 ] && n_ok "no terminal and no -J/-c: exit 1, '$err'" || n_fail "no terminal: exit $rc"
+
+# ---- end to end: JSON and CSV from the fixture tree ----
+if [ $mknod_ok = 0 ]; then
+	n_skip "fractop -J on the fixture tree (mknod of 261:N needs root or CAP_MKNOD)"
+	n_skip "fractop -c on the fixture tree"
+	n_skip "fractop -D 1 on the fixture tree"
+	n_skip "fractop -J rates over a changed counter"
+else
+	./fractop --sysroot "$S" -J -n 2 -d 0.1 > "$T/e2e.jsonl" 2> "$T/e2e.err"
+	check "fractop -J -n 2 on the fixture tree: exit 0, nothing on stderr" \
+		bash -c "[ ! -s '$T/e2e.err' ]"
+	check "fractop -J: 2 lines, every key present, dedup by client id, frac and ivpu devices" \
+		python3 - "$T/e2e.jsonl" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, f"{len(lines)} lines"
+for l in lines:
+    o = json.loads(l)
+    assert o["schema_version"] == 1 and o["interval_s"] > 0
+    f, v = o["devices"]
+    assert f["device"] == "accel0" and f["driver"] == "frac" and f["pdev"] == "0000:01:00.0"
+    assert all(isinstance(x, int) for x in f["counters"].values()), f["counters"]
+    assert f["counters"]["jobs_completed"] == 100 and f["counters"]["num_queues"] == 4
+    # The fixture's device clock stands still: busy over it is not known, the rest is a real 0.
+    assert f["rates"]["busy_dma_pct"] is None and f["rates"]["busy_compute_pct"] is None
+    assert all(x == 0 for k, x in f["rates"].items() if not k.startswith("busy")), f["rates"]
+    assert f["temperature_c"] == 41.5 and f["power_w"] == 12.5
+    # client 7 (pid 100 fds 3 and 4, pid 101 fd 3) and client 8 (pid 102)
+    assert f["clients"] == 2, f["clients"]
+    assert [p["pid"] for p in f["processes"]] == [100, 102], f["processes"]
+    assert [e["name"] for e in f["engines"]] == ["queue0", "queue1", "queue2", "queue3"]
+    assert f["engines"][0]["busy_ns"] == 3000000 and f["engines"][0]["busy_pct"] == 0
+    mem = {r["region"]: r for r in f["memory"]}
+    assert mem["devmem"]["total_bytes"] == 8 << 20 and mem["memory"]["shared_bytes"] == 128 << 10
+    assert mem["devmem"]["purgeable_bytes"] is None
+    p = f["processes"][0]
+    assert p["comm"] == "load" and p["jobs_completed"] == 96 and p["jobs_per_s"] == 0
+    assert p["memory_bytes"] == (4 << 20) + (192 << 10)
+    assert v["device"] == "accel1" and v["driver"] == "intel_vpu" and v["pdev"] == "0000:00:0b.0"
+    assert all(x is None for x in v["counters"].values())
+    assert all(x is None for x in v["rates"].values())
+    assert v["temperature_c"] is None and v["power_w"] is None
+    assert v["clients"] == 1 and [e["name"] for e in v["engines"]] == ["compute"]
+    assert v["processes"][0]["pid"] == 102 and v["processes"][0]["jobs_completed"] is None
+    assert set(f) == set(v) and set(f["counters"]) == set(v["counters"])
+    assert set(f["processes"][0]) == set(v["processes"][0])
+EOF
+	./fractop --sysroot "$S" -c -n 2 -d 0.1 > "$T/e2e.csv"
+	check "fractop -c: header, 4 rows of equal width, n/a empty" python3 - "$T/e2e.csv" <<'EOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert len(rows) == 5, len(rows)
+h = rows[0]
+assert all(len(r) == len(h) for r in rows)
+d = [dict(zip(h, r)) for r in rows[1:]]
+assert [x["device"] for x in d] == ["accel0", "accel1"] * 2
+assert d[0]["jobs_per_s"] == "0" and d[1]["jobs_per_s"] == ""
+assert d[0]["clients"] == "2" and d[0]["processes"] == "2"
+assert d[0]["memory_total_bytes"] == "devmem=8388608;memory=393216", d[0]["memory_total_bytes"]
+assert d[1]["engine_busy_pct"] == "compute=0", d[1]["engine_busy_pct"]
+EOF
+	./fractop --sysroot "$S" -D accel1 -J -n 1 -d 0.1 > "$T/d1.jsonl"
+	check "fractop -D accel1: only accel1, its client only" python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert [d["device"] for d in o["devices"]] == ["accel1"]
+assert o["devices"][0]["clients"] == 1' "$T/d1.jsonl"
+
+	# A counter that moves between the two samples: 500 jobs and 0.25 s of DMA busy time
+	# over 0.5 s of device clock. The baseline is read at start, the change lands at 1 s,
+	# the sample at 2 s.
+	./fractop --sysroot "$S" -J -n 1 -d 2 > "$T/rate.jsonl" &
+	pid=$!
+	sleep 1
+	echo 600 > "$fdev/frac/jobs_completed"
+	echo 250000000 > "$fdev/frac/busy_ns_dma"
+	echo 1500000000 > "$fdev/frac/device_clock_ns"
+	echo 3 > "$fdev/frac/job_timeouts"
+	sed -i 's/^drm-engine-queue1:.*/drm-engine-queue1:\t1000000000 ns/' "$S/frac8.txt"
+	cp "$S/frac8.txt" "$S/proc/102/fdinfo/7"
+	wait $pid
+	check "fractop -J rates: jobs/s x interval = 500, DMA busy 50% of the device clock, queue1 busy" \
+		python3 - "$T/rate.jsonl" <<'EOF'
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+f = o["devices"][0]
+dt = o["interval_s"]
+assert 1.9 < dt < 2.5, dt
+assert abs(f["rates"]["jobs_per_s"] * dt - 500) < 0.01, (f["rates"]["jobs_per_s"], dt)
+assert abs(f["rates"]["busy_dma_pct"] - 50) < 1e-6, f["rates"]["busy_dma_pct"]
+assert f["counters"]["job_timeouts"] == 3
+q1 = [e for e in f["engines"] if e["name"] == "queue1"][0]
+assert abs(q1["busy_pct"] - 100 / dt) < 0.01, (q1, dt)
+p = [p for p in f["processes"] if p["pid"] == 102][0]
+assert abs(p["busy_pct"] - 100 / dt) < 0.01, p
+EOF
+fi
+
+# ---- TAP ----
+n=$(grep -cE '^(ok|not ok) ' "$results")
+echo "1..$n"
+awk '/^ok / { sub(/^ok /, "ok " ++i " ") } /^not ok / { sub(/^not ok /, "not ok " ++i " ") } { print }' \
+	"$results"
+! grep -q '^not ok ' "$results"

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Host unit tests of fractop's pure parts: the fdinfo parser (fixtures in the documented
+ * format for frac, amdxdna, ivpu, i915, amdgpu, xe, panfrost, and malformed lines), the rate
+ * and validity logic of the model, number formatting, sparklines, column layout and the JSON
+ * and CSV writers. No terminal, no device. Prints TAP result lines without a plan: tests/run.sh
+ * adds its end-to-end checks, numbers them and writes the plan.
+ * Usage: tests/unit FIXTURE_DIR [JSON_OUT CSV_OUT]
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fractop.h"
+
+static int failures;
+static const char *fixdir;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", cond ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!cond)
+		failures++;
+}
+
+static void is_str(const char *got, const char *want, const char *what)
+{
+	ok(!strcmp(got, want), "%s: '%s'", what, want);
+	if (strcmp(got, want))
+		printf("#   got '%s'\n", got);
+}
+
+static void is_u64(uint64_t got, uint64_t want, const char *what)
+{
+	ok(got == want, "%s = %llu", what, (unsigned long long)want);
+	if (got != want)
+		printf("#   got %llu\n", (unsigned long long)got);
+}
+
+static void is_num(struct ft_num got, double want, const char *what)
+{
+	bool good = got.ok && fabs(got.v - want) <= 1e-9 * fmax(1, fabs(want));
+
+	ok(good, "%s = %g", what, want);
+	if (!good)
+		printf("#   got %s%g\n", got.ok ? "" : "n/a ", got.v);
+}
+
+static void is_na(struct ft_num got, const char *what)
+{
+	ok(!got.ok, "%s is n/a", what);
+	if (got.ok)
+		printf("#   got %g\n", got.v);
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[1024];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+	f = fopen(path, "r");
+	if (!f) {
+		printf("# cannot open %s: %s\n", path, strerror(errno));
+		*len = 0;
+		return calloc(1, 1);
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	*len = fread(buf, 1, n, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static struct ft_fdinfo *parse_fixture(const char *name, int *ret)
+{
+	static struct ft_fdinfo fi;
+	size_t len;
+	char *text = slurp(name, &len);
+
+	*ret = ft_fdinfo_parse(text, len, &fi);
+	free(text);
+	return &fi;
+}
+
+static const struct ft_engine *eng(const struct ft_fdinfo *fi, const char *name)
+{
+	for (unsigned int i = 0; i < fi->nr_engines; i++)
+		if (!strcmp(fi->engines[i].name, name))
+			return &fi->engines[i];
+	return NULL;
+}
+
+static const struct ft_region *reg(const struct ft_fdinfo *fi, const char *name)
+{
+	for (unsigned int i = 0; i < fi->nr_regions; i++)
+		if (!strcmp(fi->regions[i].name, name))
+			return &fi->regions[i];
+	return NULL;
+}
+
+#define HAS(x, k) (!!((x)->has & (1u << (k))))
+
+static void test_fdinfo_frac(void)
+{
+	int ret;
+	struct ft_fdinfo *fi = parse_fixture("frac.txt", &ret);
+	const struct ft_engine *q0, *q3;
+	const struct ft_region *sys, *dev;
+
+	ok(ret == 0, "frac: parses (drm-driver present)");
+	is_str(fi->driver, "frac", "frac: drm-driver");
+	is_str(fi->pdev, "0000:01:00.0", "frac: drm-pdev");
+	ok(fi->has_client_id && fi->client_id == 7, "frac: drm-client-id 7");
+	is_u64(fi->nr_engines, 4, "frac: engines");
+	q0 = eng(fi, "queue0");
+	q3 = eng(fi, "queue3");
+	ok(q0 && HAS(q0, FT_ENG_NS) && q0->val[FT_ENG_NS] == 1500000 && HAS(q0, FT_ENG_CAPACITY) &&
+	   q0->val[FT_ENG_CAPACITY] == 1, "frac: queue0 1500000 ns, capacity 1");
+	ok(q3 && q3->val[FT_ENG_NS] == UINT64_MAX, "frac: queue3 UINT64_MAX ns (no overflow)");
+	ok(fi->drv_has == 3 && fi->drv[FT_DRV_FRAC_CONTEXT] == 3 &&
+	   fi->drv[FT_DRV_FRAC_JOBS_COMPLETED] == 96, "frac: frac-context 3, frac-jobs-completed 96");
+	is_u64(fi->nr_regions, 2, "frac: regions");
+	sys = reg(fi, "memory");
+	dev = reg(fi, "devmem");
+	ok(sys && sys->val[FT_MEM_TOTAL] == 192 * 1024 && sys->val[FT_MEM_SHARED] == 64 * 1024 &&
+	   sys->val[FT_MEM_MEMORY] == 192 * 1024 && !HAS(sys, FT_MEM_PURGEABLE),
+	   "frac: memory region total 192 KiB, shared 64 KiB, no purgeable key");
+	ok(dev && dev->val[FT_MEM_TOTAL] == 4u << 20 && HAS(dev, FT_MEM_SHARED) &&
+	   dev->val[FT_MEM_SHARED] == 0 && dev->val[FT_MEM_RESIDENT] == 4u << 20,
+	   "frac: devmem total 4 MiB (MiB unit), shared 0 (no unit), resident 4096 KiB");
+	is_u64(fi->malformed, 0, "frac: malformed lines");
+}
+
+static void test_fdinfo_others(void)
+{
+	const struct ft_engine *e;
+	const struct ft_region *r;
+	struct ft_fdinfo *fi;
+	int ret;
+
+	fi = parse_fixture("amdxdna.txt", &ret);
+	ok(!ret && !strcmp(fi->driver, "amdxdna_accel_driver") && fi->client_id == 12,
+	   "amdxdna: driver and client id");
+	e = eng(fi, "npu-amdxdna");
+	ok(e && e->val[FT_ENG_NS] == 123456789 && !HAS(e, FT_ENG_CAPACITY),
+	   "amdxdna: engine npu-amdxdna, no capacity key (parser assumes 1 later)");
+	r = reg(fi, "memory");
+	ok(r && r->val[FT_MEM_TOTAL] == 2 << 20 && r->val[FT_MEM_ACTIVE] == 1 << 20 &&
+	   r->val[FT_MEM_PURGEABLE] == 512 << 10 && !HAS(r, FT_MEM_MEMORY),
+	   "amdxdna: memory total/active/purgeable, no legacy drm-memory-");
+
+	fi = parse_fixture("ivpu.txt", &ret);
+	e = eng(fi, "compute");
+	ok(!ret && e && e->val[FT_ENG_NS] == 5000000000ull && reg(fi, "memory") &&
+	   reg(fi, "memory")->val[FT_MEM_TOTAL] == 8 << 20, "ivpu: compute 5 s, 8 MiB total");
+
+	fi = parse_fixture("i915.txt", &ret);
+	ok(!ret && fi->nr_engines == 4, "i915: 4 engines (render, copy, video, video-enhance)");
+	e = eng(fi, "video");
+	ok(e && HAS(e, FT_ENG_CAPACITY) && e->val[FT_ENG_CAPACITY] == 2,
+	   "i915: drm-engine-capacity-video: 2");
+	ok(eng(fi, "video-enhance") && !eng(fi, "capacity-video"),
+	   "i915: 'video-enhance' is an engine, 'capacity-video' is not");
+	ok(reg(fi, "system0") && reg(fi, "stolen-system0") &&
+	   reg(fi, "system0")->val[FT_MEM_PURGEABLE] == 140 << 10, "i915: regions system0, stolen-system0");
+
+	fi = parse_fixture("amdgpu.txt", &ret);
+	ok(!ret && fi->nr_regions == 3 && reg(fi, "vram") &&
+	   reg(fi, "vram")->val[FT_MEM_MEMORY] == 4620 << 10 && !HAS(reg(fi, "vram"), FT_MEM_TOTAL),
+	   "amdgpu: legacy drm-memory-vram 4620 KiB, 3 regions, amd- keys ignored");
+	ok(fi->nr_engines == 3 && eng(fi, "gfx") && eng(fi, "gfx")->val[FT_ENG_NS] == 1095812,
+	   "amdgpu: gfx 1095812 ns");
+
+	fi = parse_fixture("xe.txt", &ret);
+	e = eng(fi, "rcs");
+	ok(!ret && e && HAS(e, FT_ENG_CYCLES) && HAS(e, FT_ENG_TOTAL_CYCLES) && !HAS(e, FT_ENG_NS) &&
+	   e->val[FT_ENG_TOTAL_CYCLES] == 7655183225ull, "xe: rcs cycles and total-cycles, no ns");
+
+	fi = parse_fixture("panfrost.txt", &ret);
+	e = eng(fi, "vertex-tiler");
+	ok(!ret && !fi->has_pdev && e && e->val[FT_ENG_MAXFREQ] == 800000000ull,
+	   "panfrost: maxfreq '800 MHz' = 8e8 Hz, no pdev");
+	e = eng(fi, "fragment");
+	ok(e && e->val[FT_ENG_MAXFREQ] == 799999987ull && fi->malformed == 0,
+	   "panfrost: maxfreq in Hz; drm-curfreq- ignored, not malformed");
+}
+
+static void test_fdinfo_malformed(void)
+{
+	struct ft_fdinfo *fi;
+	const struct ft_region *r;
+	char text[8192];
+	size_t len = 0;
+	int ret;
+
+	fi = parse_fixture("malformed.txt", &ret);
+	ok(!ret, "malformed: still parses (drm-driver present)");
+	is_u64(fi->malformed, 10, "malformed: bad lines counted");
+	ok(fi->nr_engines == 1 && eng(fi, "queue0") && eng(fi, "queue0")->val[FT_ENG_NS] == 100 &&
+	   !HAS(eng(fi, "queue0"), FT_ENG_CAPACITY) && !HAS(eng(fi, "queue0"), FT_ENG_CYCLES),
+	   "malformed: only queue0's good line kept; capacity 0 and cycles -5 refused");
+	r = reg(fi, "devmem");
+	ok(r && r->has == 1u << FT_MEM_RESIDENT && r->val[FT_MEM_RESIDENT] == 8192,
+	   "malformed: devmem only resident '  8 KiB  \\r' = 8192 (GB unit and overflow refused)");
+	ok(!fi->has_client_id && !fi->drv_has, "malformed: no client id, frac-jobs-completed 'many' refused");
+
+	ret = ft_fdinfo_parse("pos:\t0\nflags:\t0\n", strlen("pos:\t0\nflags:\t0\n"), fi);
+	ok(ret == -ENODATA, "no drm-driver: -ENODATA");
+	ret = ft_fdinfo_parse("", 0, fi);
+	ok(ret == -ENODATA, "empty text: -ENODATA");
+	ret = ft_fdinfo_parse("drm-driver:\tx\ndrm-engine-a:\t5 ns",
+			      strlen("drm-driver:\tx\ndrm-engine-a:\t5 ns"), fi);
+	ok(!ret && eng(fi, "a") && eng(fi, "a")->val[FT_ENG_NS] == 5, "last line without newline");
+
+	/* Limits: FT_MAX_ENGINES engines fit, one more is dropped; names up to 31 chars. */
+	len = snprintf(text, sizeof(text), "drm-driver: t\n");
+	for (int i = 0; i <= FT_MAX_ENGINES; i++)
+		len += snprintf(text + len, sizeof(text) - len, "drm-engine-e%d: %d ns\n", i, i);
+	ft_fdinfo_parse(text, len, fi);
+	ok(fi->nr_engines == FT_MAX_ENGINES && fi->dropped == 1,
+	   "%d engines kept, the %dth dropped and counted", FT_MAX_ENGINES, FT_MAX_ENGINES + 1);
+	len = snprintf(text, sizeof(text),
+		       "drm-driver: t\ndrm-engine-%031d: 1 ns\ndrm-engine-%032d: 2 ns\n", 0, 0);
+	ft_fdinfo_parse(text, len, fi);
+	ok(fi->nr_engines == 1 && strlen(fi->engines[0].name) == 31 && fi->dropped == 1,
+	   "a 31-character engine name kept, a 32-character one dropped");
+	len = snprintf(text, sizeof(text), "drm-driver: %032d\n", 0);
+	ok(ft_fdinfo_parse(text, len, fi) == -ENODATA && fi->malformed == 1,
+	   "a 32-character drm-driver is malformed");
+}
+
+static void test_rates(void)
+{
+	struct ft_engine a = { .name = "q" }, b = { .name = "q" };
+
+	is_num(ft_counter_rate(100, true, 350, true, 2.5), 100, "rate: 250 over 2.5 s");
+	is_num(ft_counter_rate(7, true, 7, true, 1), 0, "rate: unchanged counter is a real 0");
+	is_na(ft_counter_rate(500, true, 10, true, 1), "rate: counter went backwards (reset)");
+	is_na(ft_counter_rate(0, false, 10, true, 1), "rate: no previous value");
+	is_na(ft_counter_rate(0, true, 10, false, 1), "rate: no current value");
+	is_na(ft_counter_rate(0, true, 10, true, 0), "rate: zero interval");
+
+	a.has = b.has = 1u << FT_ENG_NS;
+	a.val[FT_ENG_NS] = 1000000000;
+	b.val[FT_ENG_NS] = 1500000000;
+	is_num(ft_engine_busy_pct(&a, &b, 1.0), 50, "busy: 0.5 s of ns over 1 s");
+	is_na(ft_engine_busy_pct(NULL, &b, 1.0), "busy: new client has no rate");
+	b.has |= 1u << FT_ENG_CAPACITY;
+	b.val[FT_ENG_CAPACITY] = 2;
+	is_num(ft_engine_busy_pct(&a, &b, 1.0), 25, "busy: capacity 2 halves it");
+	b.has = a.has = (1u << FT_ENG_CYCLES) | (1u << FT_ENG_TOTAL_CYCLES);
+	a.val[FT_ENG_CYCLES] = 100;
+	b.val[FT_ENG_CYCLES] = 400;
+	a.val[FT_ENG_TOTAL_CYCLES] = 1000;
+	b.val[FT_ENG_TOTAL_CYCLES] = 2000;
+	is_num(ft_engine_busy_pct(&a, &b, 123.0), 30, "busy: cycles over total-cycles, wall time unused");
+	b.val[FT_ENG_TOTAL_CYCLES] = 1000;
+	is_na(ft_engine_busy_pct(&a, &b, 1.0), "busy: total-cycles did not advance");
+	a.has = 1u << FT_ENG_CYCLES;
+	b.has = (1u << FT_ENG_CYCLES) | (1u << FT_ENG_MAXFREQ);
+	b.val[FT_ENG_MAXFREQ] = 1000;
+	is_num(ft_engine_busy_pct(&a, &b, 0.5), 60, "busy: 300 cycles at 1 kHz max over 0.5 s");
+	b.has = 1u << FT_ENG_CYCLES;
+	is_na(ft_engine_busy_pct(&a, &b, 1.0), "busy: cycles alone give no ratio");
+}
+
+/* A frac device and a non-frac one; clients as the fdinfo walk would leave them. */
+static void mk_snapshot(struct ft_snapshot *s, double t, uint64_t jobs, uint64_t busy_dma,
+			uint64_t clock, uint64_t c1_ns, bool with_c2, uint64_t c2_ns)
+{
+	struct ft_dev *d = ft_snapshot_add_dev(s), *o;
+	struct ft_client *c;
+
+	s->t_mono = t;
+	s->t_wall = 1000 + t;
+	snprintf(d->node, sizeof(d->node), "accel0");
+	snprintf(d->driver, sizeof(d->driver), "frac");
+	snprintf(d->pdev, sizeof(d->pdev), "0000:01:00.0");
+	d->is_frac = true;
+	for (int k = 0; k < FT_D_POWER_UW; k++)
+		d->has |= 1ull << k;
+	d->val[FT_D_JOBS_COMPLETED] = jobs;
+	d->val[FT_D_BUSY_NS_DMA] = busy_dma;
+	d->val[FT_D_DEVICE_CLOCK_NS] = clock;
+	d->val[FT_D_TEMP_MC] = 41500;
+	d->val[FT_D_NUM_QUEUES] = 2;
+
+	o = ft_snapshot_add_dev(s);
+	snprintf(o->node, sizeof(o->node), "accel1");
+	snprintf(o->driver, sizeof(o->driver), "ivpu \"x\"");
+	o->minor = 1;
+
+	c = ft_snapshot_add_client(s);
+	c->dev = 0;
+	c->pid = 100;
+	snprintf(c->comm, sizeof(c->comm), "load\t\"q\"");
+	snprintf(c->fi.driver, sizeof(c->fi.driver), "frac");
+	c->fi.has_driver = c->fi.has_client_id = true;
+	c->fi.client_id = 1;
+	c->fi.nr_engines = 2;
+	snprintf(c->fi.engines[0].name, FT_NAME_LEN, "queue1");
+	snprintf(c->fi.engines[1].name, FT_NAME_LEN, "queue0");
+	c->fi.engines[0].has = c->fi.engines[1].has = 1u << FT_ENG_NS;
+	c->fi.engines[0].val[FT_ENG_NS] = c1_ns;
+	c->fi.engines[1].val[FT_ENG_NS] = 0;
+	c->fi.nr_regions = 1;
+	snprintf(c->fi.regions[0].name, FT_NAME_LEN, "devmem");
+	c->fi.regions[0].has = 1u << FT_MEM_TOTAL;
+	c->fi.regions[0].val[FT_MEM_TOTAL] = 1 << 20;
+	c->fi.drv_has = 1u << FT_DRV_FRAC_JOBS_COMPLETED;
+	c->fi.drv[FT_DRV_FRAC_JOBS_COMPLETED] = jobs;
+	if (!with_c2)
+		return;
+	c = ft_snapshot_add_client(s);
+	*c = s->clients[0];
+	c->fi.client_id = 2;
+	c->fi.engines[0].val[FT_ENG_NS] = c2_ns;
+	c->fi.drv[FT_DRV_FRAC_JOBS_COMPLETED] = 0;
+}
+
+static struct ft_num veng(const struct ft_view_engine *e, unsigned int n, const char *name)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(e[i].name, name))
+			return e[i].busy_pct;
+	printf("# no engine %s\n", name);
+	return FT_NUM_NA;
+}
+
+static void test_model(FILE *json, FILE *csv)
+{
+	struct ft_snapshot s = { 0 };
+	struct ft_model m;
+	const struct ft_view_dev *vd;
+	const struct ft_view_proc *p;
+
+	ft_model_init(&m);
+	mk_snapshot(&s, 10.0, 100, 0, 1000000000, 0, false, 0);
+	ok(!ft_model_update(&m, &s), "model: first sample");
+	vd = &m.view.devs[0];
+	is_na(m.view.interval_s, "model: first sample has no interval");
+	is_na(vd->rate[FT_R_JOBS_PER_S], "model: first sample has no jobs/s (not 0)");
+	is_num(vd->temp_c, 41.5, "model: temperature from milli-degrees");
+	is_na(vd->power_w, "model: power absent is n/a");
+	ok(vd->nr_engines == 2 && !strcmp(vd->engines[0].name, "queue0") &&
+	   !vd->engines[0].busy_pct.ok, "model: engines sorted, busy n/a on the first sample");
+	if (json)
+		ft_write_json(json, &m.view);
+	if (csv) {
+		ft_write_csv_header(csv);
+		ft_write_csv(csv, &m.view);
+	}
+
+	/* 2 s later: 300 jobs, DMA busy 0.5 s of 1 s of device clock, client 1 +0.5 s on q1. */
+	memset(&s, 0, sizeof(s));
+	mk_snapshot(&s, 12.0, 400, 500000000, 2000000000, 500000000, true, 7);
+	ok(!ft_model_update(&m, &s), "model: second sample");
+	vd = &m.view.devs[0];
+	is_num(m.view.interval_s, 2.0, "model: interval 2 s");
+	is_num(vd->rate[FT_R_JOBS_PER_S], 150, "model: jobs/s from jobs_completed");
+	is_num(vd->rate[FT_R_BUSY_DMA_PCT], 50, "model: DMA busy over the device clock, not wall time");
+	is_num(vd->rate[FT_R_FAILED_PER_S], 0, "model: failed/s 0 (counter present, unchanged)");
+	is_na(m.view.devs[1].rate[FT_R_JOBS_PER_S], "model: non-frac device has no jobs/s");
+	is_na(m.view.devs[1].temp_c, "model: non-frac device without hwmon: no temperature");
+	is_num(veng(vd->engines, vd->nr_engines, "queue1"), 25,
+	       "model: queue1 25% (client 1's 0.5 s over 2 s; new client 2 not counted yet)");
+	ok(vd->nr_clients == 2 && vd->nr_procs == 1, "model: two clients, one process");
+	p = &vd->procs[0];
+	ok(p->pid == 100 && p->nr_clients == 2, "model: process 100 holds both clients");
+	is_num(p->mem_bytes, 2 << 20, "model: process memory sums drm-total- of its clients");
+	is_num(p->jobs, 400, "model: process jobs = sum of frac-jobs-completed");
+	is_num(p->jobs_per_s, 150, "model: process jobs/s from the client that had a sample");
+	is_num(veng(vd->engines, vd->nr_engines, "queue0"), 0,
+	       "model: queue0 unchanged: a real 0%");
+	ok(vd->hist_len == 2 && isnan(vd->hist[FT_R_JOBS_PER_S][0]) &&
+	   vd->hist[FT_R_JOBS_PER_S][1] == 150, "model: history keeps n/a as NaN, then 150");
+	if (json)
+		ft_write_json(json, &m.view);
+	if (csv)
+		ft_write_csv(csv, &m.view);
+
+	/* A device reset: counters back near 0; client 1's time goes backwards (held). */
+	memset(&s, 0, sizeof(s));
+	mk_snapshot(&s, 13.0, 5, 1000, 3000, 100, true, 1000000007);
+	ok(!ft_model_update(&m, &s), "model: third sample");
+	vd = &m.view.devs[0];
+	is_na(vd->rate[FT_R_JOBS_PER_S], "model: counter reset gives n/a, not a wrap-around");
+	is_na(vd->rate[FT_R_BUSY_DMA_PCT], "model: device clock reset gives n/a");
+	is_num(veng(vd->engines, vd->nr_engines, "queue1"), 100,
+	       "model: client 1 held at its larger value (0%), client 2 +1 s over 1 s");
+	if (json)
+		ft_write_json(json, &m.view);
+	if (csv)
+		ft_write_csv(csv, &m.view);
+
+	memset(&s, 0, sizeof(s));
+	mk_snapshot(&s, 14.0, 6, 2000, 4000, 500000000 + 250000000, true, 1000000007);
+	ft_model_update(&m, &s);
+	vd = &m.view.devs[0];
+	is_num(veng(vd->engines, vd->nr_engines, "queue1"), 25,
+	       "model: after the hold, client 1 counts from its held value (0.25 s over 1 s)");
+	is_num(vd->rate[FT_R_JOBS_PER_S], 1, "model: rates resume after the reset");
+	ok(vd->hist_len == 4, "model: history of 4 samples");
+	if (json)
+		ft_write_json(json, &m.view);
+	if (csv)
+		ft_write_csv(csv, &m.view);
+	ft_model_fini(&m);
+}
+
+static void test_format(void)
+{
+	char b[64];
+
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(0)), "0 B", "iec 0");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(1023)), "1023 B", "iec 1023");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(1024)), "1.00 KiB", "iec 1024");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(1536)), "1.50 KiB", "iec 1536");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(10.0 * (1 << 20))), "10.0 MiB", "iec 10 MiB");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(1023.9 * 1024)), "1.00 MiB",
+	       "iec 1023.9 KiB rounds up to the next unit, not '1024 KiB'");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(3.0 * (1ull << 40))), "3.00 TiB", "iec 3 TiB");
+	is_str(ft_fmt_iec(b, sizeof(b), FT_NUM_NA), "n/a", "iec n/a");
+	is_str(ft_fmt_iec(b, sizeof(b), ft_num_of(NAN)), "n/a", "iec NaN is n/a");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(0), "/s"), "0 /s", "si 0");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(0.5), "/s"), "0.50 /s", "si 0.5");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(999), "/s"), "999 /s", "si 999");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(999.7), "/s"), "1.00 k/s", "si 999.7 -> 1.00 k");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(1234567), "W"), "1.23 MW", "si 1234567");
+	is_str(ft_fmt_si(b, sizeof(b), ft_num_of(31.25), "W"), "31.2 W", "si 31.25");
+	is_str(ft_fmt_si(b, sizeof(b), FT_NUM_NA, "W"), "n/a", "si n/a");
+	is_str(ft_fmt_pct(b, sizeof(b), ft_num_of(12.345)), "12.3%", "pct 12.345");
+	is_str(ft_fmt_pct(b, sizeof(b), ft_num_of(0)), "0.0%", "pct 0");
+	is_str(ft_fmt_pct(b, sizeof(b), ft_num_of(99.96)), "100%", "pct 99.96");
+	is_str(ft_fmt_pct(b, sizeof(b), FT_NUM_NA), "n/a", "pct n/a");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(35e-9)), "35ns", "duration 35 ns");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(1.2e-6)), "1.2us", "duration 1.2 us");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(0.045)), "45.0ms", "duration 45 ms");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(1.0)), "1.0s", "duration 1 s");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(185)), "3m05s", "duration 185 s");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(7620)), "2h07m", "duration 7620 s");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(273600)), "3d04h", "duration 273600 s");
+	is_str(ft_fmt_duration(b, sizeof(b), ft_num_of(-1)), "n/a", "duration negative");
+	is_str(ft_fmt_count(b, sizeof(b), ft_num_of(9007199254740992.0)), "9007199254740992",
+	       "count 2^53 exact");
+	is_str(ft_fmt_iec(b, 4, ft_num_of(1536)), "1.5", "iec truncated to the buffer");
+}
+
+static void test_sparkline(void)
+{
+	double v[] = { 0, 50, 100 }, w[] = { 1, NAN, 2, 4 }, big[300];
+	char b[1024];
+
+	is_str(ft_sparkline(b, sizeof(b), v, 3, 5, 100, FT_GLYPHS_ASCII), "  _=#",
+	       "spark: right-aligned, 0 lowest, 50% mid, 100% top");
+	is_str(ft_sparkline(b, sizeof(b), w, 4, 3, 0, FT_GLYPHS_ASCII), " =#",
+	       "spark: last 3 of 4, NaN blank, auto max");
+	is_str(ft_sparkline(b, sizeof(b), v, 3, 3, 100, FT_GLYPHS_UTF8),
+	       "\u2581\u2585\u2588", "spark: UTF-8 bars");
+	is_str(ft_sparkline(b, 7, v, 3, 3, 100, FT_GLYPHS_UTF8), "\u2581\u2585",
+	       "spark: a UTF-8 bar is never cut in half by the buffer");
+	is_str(ft_sparkline(b, sizeof(b), (double[]){ 0.001 }, 1, 1, 100, FT_GLYPHS_ASCII), ".",
+	       "spark: any activity shows above the zero bar");
+	is_str(ft_sparkline(b, sizeof(b), v, 0, 2, 0, FT_GLYPHS_ASCII), "  ", "spark: no data");
+	for (int i = 0; i < 300; i++)
+		big[i] = 200;
+	ft_sparkline(b, sizeof(b), big, 300, 80, 100, FT_GLYPHS_ASCII);
+	ok(strlen(b) == 80 && strspn(b, "#") == 80, "spark: values above max clamp to the top bar");
+}
+
+static void test_layout(void)
+{
+	const struct ft_col cols[] = {
+		{ "PID", 7, 7, 0 }, { "COMM", 8, 16, 0 }, { "A", 6, 6, 3 }, { "B", 6, 6, 9 },
+		{ "C", 6, 6, 3 },
+	};
+	int w[5], kept;
+
+	kept = ft_layout_columns(cols, 5, 80, 1, w);
+	ok(kept == 5 && w[0] == 7 && w[1] == 16 && w[2] == 6 && w[3] == 6 && w[4] == 6,
+	   "layout: wide line, all columns, COMM grows to its max");
+	kept = ft_layout_columns(cols, 5, 7 + 8 + 6 + 6 + 6 + 4, 1, w);
+	ok(kept == 5 && w[1] == 8, "layout: exact fit keeps all at minimum");
+	kept = ft_layout_columns(cols, 5, 36, 1, w);
+	ok(kept == 4 && w[4] == 0 && w[2] == 6 && w[3] == 6,
+	   "layout: one too narrow drops the rightmost lowest-priority column");
+	kept = ft_layout_columns(cols, 5, 22, 1, w);
+	ok(kept == 2 && w[2] == 0 && w[3] == 0 && w[4] == 0 && w[0] == 7 && w[1] == 14,
+	   "layout: narrow: only prio-0 columns, COMM takes the rest");
+	kept = ft_layout_columns(cols, 5, 29, 1, w);
+	ok(kept == 3 && w[3] == 6 && w[1] == 14 && !w[2] && !w[4], "layout: the high-priority column stays longest");
+	kept = ft_layout_columns(cols, 5, 5, 1, w);
+	ok(kept == 2 && w[0] == 7 && w[1] == 8, "layout: too narrow for anything: minimums, caller clips");
+	kept = ft_layout_columns(cols, 0, 80, 1, w);
+	ok(kept == 0, "layout: no columns");
+}
+
+static void test_json_string(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ft_json_string(f, "a\"b\\c\n\t\x01\x7f\xc3\xa9");
+	fclose(f);
+	is_str(buf, "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\xc3\xa9\"",
+	       "json string: quote, backslash, controls escaped, UTF-8 kept");
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	FILE *json = NULL, *csv = NULL;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURE_DIR [JSON_OUT CSV_OUT]\n", argv[0]);
+		return 2;
+	}
+	fixdir = argv[1];
+	if (argc >= 4) {
+		json = fopen(argv[2], "w");
+		csv = fopen(argv[3], "w");
+	}
+	test_fdinfo_frac();
+	test_fdinfo_others();
+	test_fdinfo_malformed();
+	test_rates();
+	test_model(json, csv);
+	test_format();
+	test_sparkline();
+	test_layout();
+	test_json_string();
+	if (json)
+		fclose(json);
+	if (csv)
+		fclose(csv);
+	return failures ? 1 : 0;
+}
