@@ -10,11 +10,11 @@ SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
 
 RESULTS  := results/test
-SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/perf-scripts/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile tests/guest/fuzz/Makefile))
+SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/fractop/Makefile tools/perf-scripts/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile tests/guest/fuzz/Makefile))
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run bench fuzz test test-kernel test-emulator test-guest \
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench fuzz test test-kernel test-host test-emulator test-guest \
 	test-debug test-iommu debug-kernel summary clean
 
 all: qemu subdirs
@@ -63,6 +63,7 @@ test: deps
 			tail -n 15 $(RESULTS)/build-$${c//\//-}.log | sed 's/^/# /'; fi; \
 	done | tee -a $$t
 	@$(MAKE) test-kernel KEEP_GOING=1
+	@$(MAKE) test-host KEEP_GOING=1
 	@$(MAKE) test-emulator KEEP_GOING=1
 	@$(MAKE) test-guest KEEP_GOING=1
 	@$(MAKE) test-debug KEEP_GOING=1
@@ -76,6 +77,15 @@ test-kernel:
 	@echo "== kernel static checks"
 	@rc=0; bash kernel/check.sh 2>&1 | tee $(RESULTS)/kernel.tap || rc=$${PIPESTATUS[0]}; \
 		[ -n "$(KEEP_GOING)" ] || exit $$rc
+
+# Host unit tests, no guest: tools/fractop (fdinfo parser, model, formatting, layout, JSON/CSV
+# writers, and fractop itself on a fixture /proc and /sys). A build failure leaves a TAP file
+# without results, which tap-summary counts as a failure.
+test-host:
+	@mkdir -p $(RESULTS)
+	@echo "== host tests (tools/fractop)"
+	@rc=0; { $(MAKE) -C tools/fractop -s >/dev/null && tools/fractop/tests/run.sh; } 2>&1 | \
+		tee $(RESULTS)/host-fractop.tap || rc=$${PIPESTATUS[0]}; [ -n "$(KEEP_GOING)" ] || exit $$rc
 
 test-emulator: qemu
 	@mkdir -p $(RESULTS)

@@ -15,7 +15,8 @@ BPO_PKGS=(linux-image-amd64 linux-headers-amd64 linux-source-6.12 meson python3-
 PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev python3-venv
       bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod fio sparse
       libcap-ng-dev libattr1-dev clang llvm libzstd-dev bpftrace trace-cmd
-      flex bison bc libssl-dev pahole)   # the last five: scripts/build-debug-kernel.sh
+      flex bison bc libssl-dev pahole    # these five: scripts/build-debug-kernel.sh
+      libncurses-dev)                    # tools/fractop
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
