@@ -194,12 +194,48 @@ static void frac_devmem_free(struct drm_gem_object *obj)
 	kfree(bo);
 }
 
-static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+/*
+ * Device BO mappings are filled in at fault time, under drm_dev_enter(), and
+ * never at mmap(): mmap_region() links the VMA into the file's mapping only
+ * after ->mmap returns, so PTEs written there could escape the zap of
+ * drm_dev_unplug() (its unmap_mapping_range() runs once the SRCU grace
+ * period is over, and finds only linked VMAs). A fault after the unplug gets
+ * SIGBUS, as a fault on a zapped range would.
+ */
+#define FRAC_DEVMEM_PREFAULT	16UL	/* pages per fault, as TTM's TTM_BO_VM_NUM_PREFAULT */
+
+static vm_fault_t frac_devmem_fault(struct vm_fault *vmf)
 {
+	struct vm_area_struct *vma = vmf->vma;
+	struct drm_gem_object *obj = vma->vm_private_data;
 	struct frac_device *fdev = to_frac_device(obj->dev);
 	struct frac_bo *bo = to_frac_bo(obj);
-	unsigned long pfn;
-	int idx, ret;
+	unsigned long addr = vmf->address, pfn;
+	pgoff_t pgoff = vmf->pgoff, npages, i;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int idx;
+
+	if (!drm_dev_enter(obj->dev, &idx))
+		return VM_FAULT_SIGBUS;
+	pfn = ((fdev->devmem_base + bo->node.start) >> PAGE_SHIFT) + pgoff;
+	npages = min3(FRAC_DEVMEM_PREFAULT, (obj->size >> PAGE_SHIFT) - pgoff,
+		      (vma->vm_end - addr) >> PAGE_SHIFT);
+	for (i = 0; i < npages; i++, addr += PAGE_SIZE) {
+		vm_fault_t r = vmf_insert_pfn_prot(vma, addr, pfn + i, vma->vm_page_prot);
+
+		/* The faulting page decides; a prefault that fails ends the loop. */
+		if (!i)
+			ret = r;
+		if (r & VM_FAULT_ERROR)
+			break;
+	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	int idx;
 
 	if (vma->vm_end - vma->vm_start > obj->size)
 		return -EINVAL;
@@ -210,11 +246,8 @@ static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *v
 	vma->vm_pgoff = 0;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
-	pfn = (fdev->devmem_base + bo->node.start) >> PAGE_SHIFT;
-	ret = io_remap_pfn_range(vma, vma->vm_start, pfn, vma->vm_end - vma->vm_start,
-				 vma->vm_page_prot);
 	drm_dev_exit(idx);
-	return ret;
+	return 0;
 }
 
 static enum drm_gem_object_status frac_devmem_status(struct drm_gem_object *obj)
@@ -229,6 +262,7 @@ static struct dma_buf *frac_devmem_export(struct drm_gem_object *obj, int flags)
 }
 
 static const struct vm_operations_struct frac_devmem_vm_ops = {
+	.fault = frac_devmem_fault,
 	.open = drm_gem_vm_open,
 	.close = drm_gem_vm_close,
 };

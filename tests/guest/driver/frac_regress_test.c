@@ -1086,16 +1086,17 @@ FIXTURE_TEARDOWN(unplug)
 /*
  * mmap of a device BO racing the device's removal.
  *
- * Regression: frac_devmem_mmap() did not hold drm_dev_enter() while it
- * mapped the BAR. The DRM core refuses an mmap once the device is unplugged,
- * and the unplug zaps the mappings it finds, but an mmap that had passed the
- * core's check before the unplug and was still in io_remap_pfn_range() (its
- * VMA not yet linked where the zap looks) when the unplug's zap ran kept a
- * live mapping of the BAR's physical range after the removal: memory the PCI
- * core had released and may give to another device. Three processes map
- * and unmap a BO of all the device memory (the biggest, slowest remap) in a
- * loop while the device is removed; every mapping that returned once the
- * removal had begun, and one made before it, must fault (SIGBUS) afterwards, and an
+ * Regression: frac_devmem_mmap() wrote the BAR's PTEs itself, first without
+ * drm_dev_enter(), then under it. Neither is enough: mmap_region() links the
+ * VMA into the file's mapping only after ->mmap returns, and the unplug's
+ * zap (unmap_mapping_range() once the SRCU grace period is over) finds only
+ * linked VMAs, so an mmap that passed the core's check just before the unplug
+ * kept a live mapping of the BAR's physical range after the removal: memory
+ * the PCI core had released and may give to another device. The driver now
+ * maps device BOs at fault time, under drm_dev_enter(). Three processes map
+ * and unmap a BO of all the device memory in a loop while the device is
+ * removed; every mapping that returned once the removal had begun, and one
+ * made (and touched) before it, must fault (SIGBUS) afterwards, and an
  * mmap after the removal must fail with -ENODEV. Three removals, with a
  * rescan between them. On the driver before the fix this fails only when
  * the race is won: the deterministic parts passed.
