@@ -162,7 +162,7 @@ struct ft_snapshot {
 	unsigned int nr_devs, cap_devs;
 	struct ft_client *clients;
 	unsigned int nr_clients, cap_clients;
-	/* What the fdinfo walk saw (for the status line and the README's cost figures). */
+	/* What the fdinfo walk saw: processes listed, of which not (fully) readable; fds. */
 	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
 	bool fdinfo_ok;			/* the fdinfo source ran */
 	bool sysfs_ok;			/* the sysfs source ran */

@@ -59,7 +59,7 @@ static void json_str_or_null(FILE *f, const char *s)
 static void json_num(FILE *f, struct ft_num n)
 {
 	if (n.ok && isfinite(n.v))
-		fprintf(f, "%.6g", n.v);
+		fprintf(f, "%.10g", n.v);
 	else
 		fputs("null", f);
 }
@@ -206,7 +206,7 @@ static void csv_num(FILE *f, struct ft_num n, bool integer)
 {
 	fputc(',', f);
 	if (n.ok && isfinite(n.v))
-		fprintf(f, integer ? "%.0f" : "%.6g", n.v);
+		fprintf(f, integer ? "%.0f" : "%.10g", n.v);
 }
 
 void ft_write_csv_header(FILE *f)
@@ -236,7 +236,7 @@ static void csv_pairs_engines(FILE *f, const struct ft_view_dev *vd)
 
 		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%s=", i ? ";" : "", e->name);
 		if (pos < sizeof(cell) && e->busy_pct.ok && isfinite(e->busy_pct.v))
-			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.6g", e->busy_pct.v);
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.10g", e->busy_pct.v);
 	}
 	fputc(',', f);
 	csv_string(f, cell);

@@ -208,7 +208,7 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 	char name[24], comm[FT_COMM_LEN + 1] = "";
 	struct dirent *de;
 	DIR *dir;
-	bool sorted = true;
+	bool sorted = true, denied = false;
 
 	snprintf(name, sizeof(name), "%d", pe->pid);
 	pid_fd = openat(p->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -227,7 +227,6 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 		close(pid_fd);
 		return -ENOMEM;
 	}
-	snap->procs_seen++;
 	while ((de = readdir(dir))) {
 		char link[4096];
 		struct fd_ent *old, *e;
@@ -242,8 +241,11 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 			continue;
 		snap->fds_seen++;
 		n = readlinkat(dirfd(dir), de->d_name, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;	/* closed meanwhile */
+		if (n < 0) {
+			/* Closed meanwhile, or ptrace access refused (another user namespace). */
+			denied |= errno == EACCES || errno == EPERM;
+			continue;
+		}
 		link[n] = '\0';
 		if (nr == cap) {
 			unsigned int c = cap ? 2 * cap : 16;
@@ -321,7 +323,7 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 		close(ifd);
 	closedir(dir);
 	close(pid_fd);
-	return 0;
+	return denied ? -EACCES : 0;
 }
 
 static int cmp_client(const void *a, const void *b)
@@ -392,6 +394,7 @@ static int walk_sample(struct ft_source *src, struct ft_snapshot *snap)
 		if (!pe)
 			return -ENOMEM;
 		pe->seen = true;
+		snap->procs_seen++;
 		ret = walk_pid(p, pe, snap);
 		if (ret == -EACCES || ret == -EPERM)
 			snap->procs_denied++;

@@ -464,8 +464,8 @@ static void draw(struct ui *u, struct ft_view *v)
 	attroff(A_BOLD);
 	cell(y++, COLS - 9, 8, ts, true);
 	if (v->procs_denied)
-		putf(y++, 0, "fdinfo: %u of %u processes not readable (run as root, or with "
-		     "CAP_SYS_PTRACE, to see them)", v->procs_denied, v->procs_seen + v->procs_denied);
+		putf(y++, 0, "fdinfo: %u of %u processes not readable (their fds need root or "
+		     "CAP_SYS_PTRACE)", v->procs_denied, v->procs_seen);
 	for (unsigned int i = 0; i < u->nr_srcs; i++)
 		if (!u->srcs[i].active)
 			putf(y++, 0, "%s: not available: %s", u->srcs[i].ops->name, u->srcs[i].why);
