@@ -235,6 +235,8 @@ int main(int argc, char **argv)
 	struct ft_source srcs[] = {
 		{ .ops = &ft_sysfs_source },
 		{ .ops = &ft_fdinfo_source },
+		{ .ops = &ft_debugfs_source },
+		{ .ops = &ft_irq_source },
 	};
 	const unsigned int nr = sizeof(srcs) / sizeof(srcs[0]);
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -135,6 +135,29 @@ struct ft_dev_key_desc {
 
 extern const struct ft_dev_key_desc ft_dev_keys[FT_D_NR];
 
+/* Per-queue counters of frac.ko's debugfs "queues" file (debugfs.c; root only). */
+enum ft_q_key {
+	FT_Q_SUBMITTED,
+	FT_Q_COMPLETED,
+	FT_Q_FAILED,
+	FT_Q_TIMEOUTS,
+	FT_Q_LOST_IRQS,
+	FT_Q_RESETS,
+	FT_Q_IN_RING,		/* a gauge: jobs on the ring now */
+	FT_Q_NR
+};
+
+extern const char *const ft_q_names[FT_Q_NR];
+
+#define FT_MAX_QUEUES	16	/* FRAC_MAX_QUEUES */
+#define FT_MAX_VECTORS	40	/* MSI-X vectors of one device we follow */
+
+struct ft_vector {
+	unsigned int irq;
+	char name[FT_NAME_LEN];		/* the action name in /proc/interrupts: "frac-q0" */
+	uint64_t count;			/* summed over CPUs */
+};
+
 struct ft_dev {
 	char node[FT_NAME_LEN];		/* "accel0" */
 	unsigned int minor;
@@ -143,6 +166,13 @@ struct ft_dev {
 	bool is_frac;
 	uint64_t val[FT_D_NR];
 	uint64_t has;			/* bit (1ull << enum ft_dev_key) */
+	/* debugfs.c: per-queue counters, valid when nr_queues > 0 */
+	uint64_t q[FT_MAX_QUEUES][FT_Q_NR];
+	unsigned int nr_queues;
+	/* irq.c: the device's MSI/MSI-X vectors, valid when vectors_ok */
+	struct ft_vector vec[FT_MAX_VECTORS];
+	unsigned int nr_vec;
+	bool vectors_ok;
 };
 
 /* One DRM client (struct drm_file), de-duplicated over the fds and processes holding it. */
@@ -206,6 +236,8 @@ struct ft_source {
 
 extern const struct ft_source_ops ft_sysfs_source;	/* sysfs.c */
 extern const struct ft_source_ops ft_fdinfo_source;	/* procwalk.c */
+extern const struct ft_source_ops ft_debugfs_source;	/* debugfs.c */
+extern const struct ft_source_ops ft_irq_source;	/* irq.c */
 /*
  * The BPF latency source (per-queue p50/p99 and log2 histograms from the frac tracepoints,
  * sharing bpf/'s histogram helpers) goes here, after fdinfo; it will add a latency block to
@@ -213,6 +245,9 @@ extern const struct ft_source_ops ft_fdinfo_source;	/* procwalk.c */
  */
 
 int ft_sysfs_count_devices(const struct ft_config *cfg, char *why, size_t whylen);
+int ft_parse_debugfs_queues(const char *text, size_t len, struct ft_dev *d);
+int ft_parse_interrupts_line(const char *line, unsigned int ncpu, unsigned int *irq,
+			     uint64_t *count, char *name, size_t namelen);
 
 /* ---- model (model.c) ---- */
 
@@ -254,9 +289,16 @@ enum ft_rate {
 
 extern const char *const ft_rate_names[FT_R_NR];
 
+struct ft_view_queue {
+	struct ft_num jobs_per_s;	/* completed */
+	struct ft_num failed_per_s;
+};
+
 struct ft_view_dev {
 	struct ft_dev dev;		/* raw values of this sample */
 	struct ft_num rate[FT_R_NR];
+	struct ft_view_queue queues[FT_MAX_QUEUES];	/* dev.nr_queues of them */
+	struct ft_num vec_per_s[FT_MAX_VECTORS];	/* dev.nr_vec of them */
 	struct ft_num temp_c, power_w;
 	/* Per engine (for frac: per queue), summed over the device's clients' fdinfo. */
 	struct ft_view_engine engines[FT_MAX_ENGINES];

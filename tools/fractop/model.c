@@ -395,6 +395,26 @@ static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt)
 				vd->rate[busy[i].rate] = ft_num_of(100.0 * b.v / clk.v);
 		}
 	}
+	/* Per queue (debugfs) and per vector (/proc/interrupts). */
+	for (i = 0; i < d->nr_queues; i++) {
+		bool pq = p && i < p->nr_queues;
+
+		vd->queues[i].jobs_per_s = ft_counter_rate(pq ? p->q[i][FT_Q_COMPLETED] : 0, pq,
+							   d->q[i][FT_Q_COMPLETED], true, dt);
+		vd->queues[i].failed_per_s = ft_counter_rate(pq ? p->q[i][FT_Q_FAILED] : 0, pq,
+							     d->q[i][FT_Q_FAILED], true, dt);
+	}
+	for (i = 0; i < d->nr_vec; i++) {
+		const struct ft_vector *pv = NULL;
+
+		vd->vec_per_s[i] = FT_NUM_NA;
+		for (unsigned int j = 0; p && p->vectors_ok && j < p->nr_vec; j++)
+			if (p->vec[j].irq == d->vec[i].irq && !strcmp(p->vec[j].name, d->vec[i].name))
+				pv = &p->vec[j];
+		if (d->vectors_ok)
+			vd->vec_per_s[i] = ft_counter_rate(pv ? pv->count : 0, pv, d->vec[i].count,
+							   true, dt);
+	}
 	vd->temp_c = DEV_OK(d, FT_D_TEMP_MC) ? ft_num_of((double)(int64_t)d->val[FT_D_TEMP_MC] / 1e3)
 					      : FT_NUM_NA;
 	vd->power_w = DEV_OK(d, FT_D_POWER_UW) ? ft_num_of((double)d->val[FT_D_POWER_UW] / 1e6)

@@ -115,6 +115,58 @@ static void json_regions(FILE *f, const struct ft_view_region *r, unsigned int n
 	fputc(']', f);
 }
 
+/*
+ * Per-queue counters (debugfs): a frac device whose debugfs could not be read still lists its
+ * num_queues queues, every figure null; a device without queues has [].
+ */
+static void json_queues(FILE *f, const struct ft_view_dev *vd)
+{
+	const struct ft_dev *d = &vd->dev;
+	unsigned int n = d->nr_queues, i;
+	bool known = n > 0;
+
+	if (!known && d->is_frac && (d->has & (1ull << FT_D_NUM_QUEUES)))
+		n = d->val[FT_D_NUM_QUEUES] < FT_MAX_QUEUES ? d->val[FT_D_NUM_QUEUES] : FT_MAX_QUEUES;
+	fputs(",\"queues\":[", f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"queue\":%u", i ? "," : "", i);
+		for (int k = 0; k < FT_Q_NR; k++) {
+			fprintf(f, ",\"%s\":", ft_q_names[k]);
+			if (known)
+				fprintf(f, "%" PRIu64, d->q[i][k]);
+			else
+				fputs("null", f);
+		}
+		fputs(",\"jobs_per_s\":", f);
+		json_num(f, known ? vd->queues[i].jobs_per_s : FT_NUM_NA);
+		fputs(",\"jobs_failed_per_s\":", f);
+		json_num(f, known ? vd->queues[i].failed_per_s : FT_NUM_NA);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* MSI/MSI-X vectors: count null when /proc/interrupts did not give every vector. */
+static void json_vectors(FILE *f, const struct ft_view_dev *vd)
+{
+	const struct ft_dev *d = &vd->dev;
+
+	fputs(",\"vectors\":[", f);
+	for (unsigned int i = 0; i < d->nr_vec; i++) {
+		fprintf(f, "%s{\"irq\":%u,\"name\":", i ? "," : "", d->vec[i].irq);
+		json_str_or_null(f, d->vec[i].name);
+		fputs(",\"count\":", f);
+		if (d->vectors_ok)
+			fprintf(f, "%" PRIu64, d->vec[i].count);
+		else
+			fputs("null", f);
+		fputs(",\"per_s\":", f);
+		json_num(f, vd->vec_per_s[i]);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 static void json_dev(FILE *f, const struct ft_view_dev *vd)
 {
 	const struct ft_dev *d = &vd->dev;
@@ -143,6 +195,8 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 	json_num(f, vd->temp_c);
 	fputs(",\"power_w\":", f);
 	json_num(f, vd->power_w);
+	json_queues(f, vd);
+	json_vectors(f, vd);
 	fprintf(f, ",\"clients\":%u,\"engines\":", vd->nr_clients);
 	json_engines(f, vd->engines, vd->nr_engines);
 	fputs(",\"memory\":", f);
@@ -218,7 +272,8 @@ void ft_write_csv_header(FILE *f)
 		fprintf(f, ",%s", ft_dev_keys[i].name);
 	for (i = 0; i < FT_R_NR; i++)
 		fprintf(f, ",%s", ft_rate_names[i]);
-	fputs(",temperature_c,power_w,clients,processes,engine_busy_pct,memory_total_bytes\n", f);
+	fputs(",temperature_c,power_w,clients,processes,engine_busy_pct,memory_total_bytes,"
+	      "queue_jobs_per_s,queue_failed,queue_timeouts,queue_resets,vector_per_s\n", f);
 }
 
 /*
@@ -261,6 +316,46 @@ static void csv_pairs_regions(FILE *f, const struct ft_view_dev *vd)
 	csv_string(f, cell);
 }
 
+/* "0=12.5;1=0" over the debugfs queues: @rate (a rate), or counter @key; "" if none. */
+static void csv_queue_cell(FILE *f, const struct ft_view_dev *vd, int key, bool rate)
+{
+	char cell[FT_MAX_QUEUES * 32];
+	size_t pos = 0;
+
+	cell[0] = '\0';
+	for (unsigned int i = 0; i < vd->dev.nr_queues && pos < sizeof(cell); i++) {
+		struct ft_num r = vd->queues[i].jobs_per_s;
+
+		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%u=", i ? ";" : "", i);
+		if (pos >= sizeof(cell))
+			break;
+		if (!rate)
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%" PRIu64, vd->dev.q[i][key]);
+		else if (r.ok && isfinite(r.v))
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.10g", r.v);
+	}
+	fputc(',', f);
+	csv_string(f, cell);
+}
+
+static void csv_vector_cell(FILE *f, const struct ft_view_dev *vd)
+{
+	char cell[FT_MAX_VECTORS * (FT_NAME_LEN + 24)];
+	size_t pos = 0;
+
+	cell[0] = '\0';
+	for (unsigned int i = 0; i < vd->dev.nr_vec && pos < sizeof(cell); i++) {
+		struct ft_num r = vd->vec_per_s[i];
+
+		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%s=", i ? ";" : "",
+				vd->dev.vec[i].name[0] ? vd->dev.vec[i].name : "?");
+		if (pos < sizeof(cell) && r.ok && isfinite(r.v))
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%.10g", r.v);
+	}
+	fputc(',', f);
+	csv_string(f, cell);
+}
+
 void ft_write_csv(FILE *f, const struct ft_view *v)
 {
 	for (unsigned int i = 0; i < v->nr_devs; i++) {
@@ -288,6 +383,11 @@ void ft_write_csv(FILE *f, const struct ft_view *v)
 		fprintf(f, ",%u,%u", vd->nr_clients, vd->nr_procs);
 		csv_pairs_engines(f, vd);
 		csv_pairs_regions(f, vd);
+		csv_queue_cell(f, vd, 0, true);
+		csv_queue_cell(f, vd, FT_Q_FAILED, false);
+		csv_queue_cell(f, vd, FT_Q_TIMEOUTS, false);
+		csv_queue_cell(f, vd, FT_Q_RESETS, false);
+		csv_vector_cell(f, vd);
 		fputc('\n', f);
 	}
 }

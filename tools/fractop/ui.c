@@ -142,6 +142,31 @@ static struct ft_num dev_num(const struct ft_dev *d, int k)
 	return d->has & (1ull << k) ? ft_num_of((double)d->val[k]) : FT_NUM_NA;
 }
 
+/* The selected queue's counters (debugfs), or why they are not there. */
+static int draw_queue(const struct ui *u, const struct ft_view_dev *vd, int y)
+{
+	const struct ft_dev *d = &vd->dev;
+	char a[32], b[32];
+	int x, q = u->queue;
+
+	if (!d->nr_queues) {
+		put(y, 1, "per-queue counters: n/a (frac debugfs 'queues' not readable: needs root)");
+		return y + 1;
+	}
+	if (q >= (int)d->nr_queues)
+		q = d->nr_queues - 1;
+	x = putf(y, 1, "queue %d: jobs %s  failed %s", q,
+		 ft_fmt_si(a, sizeof(a), vd->queues[q].jobs_per_s, "/s"),
+		 ft_fmt_si(b, sizeof(b), vd->queues[q].failed_per_s, "/s"));
+	putf(y, x, "  submitted %llu completed %llu failed %llu timeouts %llu resets %llu "
+	     "lost-irq %llu in ring %llu",
+	     (unsigned long long)d->q[q][FT_Q_SUBMITTED], (unsigned long long)d->q[q][FT_Q_COMPLETED],
+	     (unsigned long long)d->q[q][FT_Q_FAILED], (unsigned long long)d->q[q][FT_Q_TIMEOUTS],
+	     (unsigned long long)d->q[q][FT_Q_RESETS], (unsigned long long)d->q[q][FT_Q_LOST_IRQS],
+	     (unsigned long long)d->q[q][FT_Q_IN_RING]);
+	return y + 1;
+}
+
 static int draw_dev(const struct ui *u, const struct ft_view_dev *vd, bool selected, int y)
 {
 	const struct ft_dev *d = &vd->dev;
@@ -212,7 +237,17 @@ common:
 		if (selected && (int)e == u->queue)
 			attroff(A_REVERSE);
 	}
-	return y + 1;
+	y++;
+	if (d->is_frac)
+		y = draw_queue(u, vd, y);
+	if (d->nr_vec) {
+		x = put(y, 1, "irq/s:");
+		for (unsigned int i = 0; i < d->nr_vec; i++)
+			x = putf(y, x + 1, "%s %s", d->vec[i].name[0] ? d->vec[i].name : "?",
+				 ft_fmt_si(a, sizeof(a), vd->vec_per_s[i], ""));
+		y++;
+	}
+	return y;
 }
 
 /* One line per device in the device list. */
@@ -504,6 +539,10 @@ static bool handle_key(struct ui *u, int ch)
 {
 	const struct ft_view_dev *vd = u->v->nr_devs ? &u->v->devs[u->dev] : NULL;
 	int nq = vd ? (int)vd->nr_engines : 0;
+
+	/* Queues to select: the fdinfo engines, or the debugfs queues when there are more. */
+	if (vd && (int)vd->dev.nr_queues > nq)
+		nq = vd->dev.nr_queues;
 
 	if (u->help && ch != KEY_RESIZE) {
 		u->help = false;

@@ -2,6 +2,8 @@
 # Build a fixture tree for fractop --sysroot: tests/mkroot.sh DIR
 #   DIR/sys/class/accel/accel0  a frac device (counters in device/frac, hwmon temp and power)
 #   DIR/sys/class/accel/accel1  an intel_vpu device (no frac counters, no hwmon)
+#   DIR/proc/interrupts         accel0's MSI-X vectors 35-38 (fixtures/interrupts.txt)
+#   DIR/sys/kernel/debug/accel/0000:01:00.0/queues  2 queues (fixtures/debugfs-queues.txt)
 #   DIR/dev/accel/accel{0,1}    char devices 261:{0,1}, DIR/dev/null 1:3 (mknod)
 #   DIR/proc/100 "load"         fds 3 and 4 (dup) on accel0, client 7; a socket; /dev/null
 #   DIR/proc/101 "load-child"   fd 3 on accel0, client 7 (a fork of 100)
@@ -37,6 +39,12 @@ for m in 0 1; do
 done
 ln -s ../../../devices/pci0000:00/0000:01:00.0 "$S/sys/class/accel/accel0/device"
 ln -s ../../../devices/pci0000:00/0000:00:0b.0 "$S/sys/class/accel/accel1/device"
+
+# MSI-X vectors 35-38 (msi_irqs/), their counts (/proc/interrupts), frac's debugfs queues
+mkdir -p "$fdev/msi_irqs" "$S/sys/kernel/debug/accel/0000:01:00.0"
+for v in 35 36 37 38; do echo msix > "$fdev/msi_irqs/$v"; done
+cp "$fix/interrupts.txt" "$S/proc/interrupts"
+cp "$fix/debugfs-queues.txt" "$S/sys/kernel/debug/accel/0000:01:00.0/queues"
 
 mknod_ok=1
 { mknod "$S/dev/accel/accel0" c 261 0 && mknod "$S/dev/accel/accel1" c 261 1 &&

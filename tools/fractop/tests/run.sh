@@ -156,6 +156,13 @@ for l in lines:
     assert v["processes"][0]["pid"] == 102 and v["processes"][0]["jobs_completed"] is None
     assert set(f) == set(v) and set(f["counters"]) == set(v["counters"])
     assert set(f["processes"][0]) == set(v["processes"][0])
+    q = f["queues"]
+    assert [x["queue"] for x in q] == [0, 1] and q[0]["timeouts"] == 1 and q[1]["jobs_in_ring"] == 2
+    assert q[0]["jobs_per_s"] == 0 and v["queues"] == []
+    vec = f["vectors"]
+    assert [(x["irq"], x["name"], x["count"]) for x in vec] == \
+        [(35, "frac-q0", 17), (36, "frac-q1", 3), (37, "frac-err", 0), (38, "-", 0)], vec
+    assert all(x["per_s"] == 0 for x in vec) and v["vectors"] == []
 EOF
 	./fractop --sysroot "$S" -c -n 2 -d 0.1 > "$T/e2e.csv"
 	check "fractop -c: header, 4 rows of equal width, n/a empty" python3 - "$T/e2e.csv" <<'EOF'
@@ -170,6 +177,9 @@ assert d[0]["jobs_per_s"] == "0" and d[1]["jobs_per_s"] == ""
 assert d[0]["clients"] == "2" and d[0]["processes"] == "2"
 assert d[0]["memory_total_bytes"] == "devmem=8388608;memory=393216", d[0]["memory_total_bytes"]
 assert d[1]["engine_busy_pct"] == "compute=0", d[1]["engine_busy_pct"]
+assert d[0]["queue_timeouts"] == "0=1;1=0" and d[0]["queue_jobs_per_s"] == "0=0;1=0", d[0]
+assert d[0]["vector_per_s"] == "frac-q0=0;frac-q1=0;frac-err=0;-=0", d[0]["vector_per_s"]
+assert d[1]["queue_timeouts"] == "" and d[1]["vector_per_s"] == ""
 EOF
 	./fractop --sysroot "$S" -D accel1 -J -n 1 -d 0.1 > "$T/d1.jsonl"
 	check "fractop -D accel1: only accel1, its client only" python3 -c '
@@ -189,9 +199,13 @@ assert o["devices"][0]["clients"] == 1' "$T/d1.jsonl"
 	echo 1500000000 > "$fdev/frac/device_clock_ns"
 	echo 3 > "$fdev/frac/job_timeouts"
 	sed -i 's/^drm-engine-queue1:.*/drm-engine-queue1:\t1000000000 ns/' "$S/frac8.txt"
+	sed 's/completed 3 failed 0/completed 203 failed 4/' tests/fixtures/debugfs-queues.txt \
+		> "$S/sys/kernel/debug/accel/0000:01:00.0/queues"
+	sed 's/^ 36:          0          3/ 36:        100          3/' tests/fixtures/interrupts.txt \
+		> "$S/proc/interrupts"
 	cp "$S/frac8.txt" "$S/proc/102/fdinfo/7"
 	wait $pid
-	check "fractop -J rates: jobs/s x interval = 500, DMA busy 50% of the device clock, queue1 busy" \
+	check "fractop -J rates: jobs/s x interval = 500, DMA busy 50%, queue1 busy, queue and vector rates" \
 		python3 - "$T/rate.jsonl" <<'EOF'
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
@@ -205,6 +219,11 @@ q1 = [e for e in f["engines"] if e["name"] == "queue1"][0]
 assert abs(q1["busy_pct"] - 100 / dt) < 0.01, (q1, dt)
 p = [p for p in f["processes"] if p["pid"] == 102][0]
 assert abs(p["busy_pct"] - 100 / dt) < 0.01, p
+q1 = f["queues"][1]
+assert abs(q1["jobs_per_s"] * dt - 200) < 0.01 and abs(q1["jobs_failed_per_s"] * dt - 4) < 0.01, q1
+assert f["queues"][0]["jobs_per_s"] == 0
+v36 = [v for v in f["vectors"] if v["irq"] == 36][0]
+assert abs(v36["per_s"] * dt - 100) < 0.01, v36
 EOF
 fi
 

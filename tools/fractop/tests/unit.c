@@ -513,6 +513,47 @@ static void test_layout(void)
 	ok(kept == 0, "layout: no columns");
 }
 
+static void test_debugfs_irq(void)
+{
+	struct ft_dev d = { 0 };
+	char name[FT_NAME_LEN], bad[512];
+	unsigned int irq = 0;
+	uint64_t count = 0;
+	size_t len;
+	char *text = slurp("debugfs-queues.txt", &len);
+
+	ok(ft_parse_debugfs_queues(text, len, &d) == 0 && d.nr_queues == 2,
+	   "debugfs: two queues parsed");
+	ok(d.q[0][FT_Q_SUBMITTED] == 17 && d.q[0][FT_Q_COMPLETED] == 16 && d.q[0][FT_Q_FAILED] == 1 &&
+	   d.q[0][FT_Q_TIMEOUTS] == 1 && d.q[0][FT_Q_RESETS] == 1 && d.q[0][FT_Q_IN_RING] == 0,
+	   "debugfs: queue 0 counters");
+	ok(d.q[1][FT_Q_LOST_IRQS] == 2 && d.q[1][FT_Q_IN_RING] == 2 && d.q[1][FT_Q_COMPLETED] == 3,
+	   "debugfs: queue 1 lost irqs 2, 2 jobs in ring");
+	/* The last queue without its counter line: the whole file is refused. */
+	snprintf(bad, sizeof(bad), "%.*s", (int)(strstr(text, "  submitted 5") - text), text);
+	ok(ft_parse_debugfs_queues(bad, strlen(bad), &d) == -EINVAL && d.nr_queues == 0,
+	   "debugfs: a queue without its counters refuses the file");
+	snprintf(bad, sizeof(bad), "queue 1: size 2 sq_tail 0 cq_head 0 phase 1 jobs_in_ring 0\n");
+	ok(ft_parse_debugfs_queues(bad, strlen(bad), &d) == -EINVAL, "debugfs: queues out of order refused");
+	snprintf(bad, sizeof(bad), "%s  brand new line 1 2 3\n", text);
+	ok(ft_parse_debugfs_queues(bad, strlen(bad), &d) == -EINVAL && d.nr_queues == 0,
+	   "debugfs: an unknown line (format changed) refuses the file");
+	free(text);
+
+	ok(!ft_parse_interrupts_line(" 35:         10          7  PCI-MSIX-0000:01:00.0   0-edge      frac-q0\n",
+				     2, &irq, &count, name, sizeof(name)) &&
+	   irq == 35 && count == 17 && !strcmp(name, "frac-q0"), "interrupts: 35 frac-q0 17 over 2 CPUs");
+	ok(!ft_parse_interrupts_line(" 38:   0   0  PCI-MSIX-0000:01:00.0   3-edge\n", 2, &irq, &count,
+				     name, sizeof(name)) && !strcmp(name, "-"),
+	   "interrupts: a vector without an action is named '-'");
+	ok(ft_parse_interrupts_line("NMI:   0   0   Non-maskable interrupts\n", 2, &irq, &count, name,
+				    sizeof(name)) == -EINVAL, "interrupts: NMI line refused");
+	ok(ft_parse_interrupts_line("           CPU0       CPU1\n", 2, &irq, &count, name,
+				    sizeof(name)) == -EINVAL, "interrupts: header refused");
+	ok(ft_parse_interrupts_line(" 35:  10\n", 2, &irq, &count, name, sizeof(name)) == -EINVAL,
+	   "interrupts: fewer CPU columns than CPUs refused");
+}
+
 static void test_json_string(void)
 {
 	char *buf = NULL;
@@ -547,6 +588,7 @@ int main(int argc, char **argv)
 	test_format();
 	test_sparkline();
 	test_layout();
+	test_debugfs_irq();
 	test_json_string();
 	if (json)
 		fclose(json);
