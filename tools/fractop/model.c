@@ -244,18 +244,46 @@ static int find_prev_dev(const struct ft_model *m, const struct ft_dev *d)
 	return -1;
 }
 
+/* Clients in (device, has id, id) order: the previous sample's are searched by bisection. */
+static int cmp_client_key(const struct ft_client *x, int dev, bool has_id, uint64_t id)
+{
+	if (x->dev != dev)
+		return x->dev < dev ? -1 : 1;
+	if (x->fi.has_client_id != has_id)
+		return x->fi.has_client_id < has_id ? -1 : 1;
+	if (x->fi.client_id != id)
+		return x->fi.client_id < id ? -1 : 1;
+	return 0;
+}
+
+static int cmp_client(const void *a, const void *b)
+{
+	const struct ft_client *y = b;
+	int r = cmp_client_key(a, y->dev, y->fi.has_client_id, y->fi.client_id);
+
+	return r ? r : (((const struct ft_client *)a)->pid > y->pid) -
+		       (((const struct ft_client *)a)->pid < y->pid);
+}
+
 static const struct ft_client *find_prev_client(const struct ft_model *m, int pdev,
 						const struct ft_client *c)
 {
+	unsigned int lo = 0, hi = m->prev.nr_clients;
+
 	if (pdev < 0 || !c->fi.has_client_id)
 		return NULL;
-	for (unsigned int i = 0; i < m->prev.nr_clients; i++) {
-		const struct ft_client *p = &m->prev.clients[i];
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
 
-		if (p->dev == pdev && p->fi.has_client_id && p->fi.client_id == c->fi.client_id &&
-		    !strcmp(p->fi.driver, c->fi.driver))
-			return p;
+		if (cmp_client_key(&m->prev.clients[mid], pdev, true, c->fi.client_id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo < m->prev.nr_clients &&
+	    !cmp_client_key(&m->prev.clients[lo], pdev, true, c->fi.client_id) &&
+	    !strcmp(m->prev.clients[lo].fi.driver, c->fi.driver))
+		return &m->prev.clients[lo];
 	return NULL;
 }
 
@@ -466,6 +494,8 @@ int ft_model_update(struct ft_model *m, struct ft_snapshot *snap)
 	nv.procs_denied = snap->procs_denied;
 	nv.fds_seen = snap->fds_seen;
 	nv.accel_fds = snap->accel_fds;
+	/* Sources need not sort: the next sample finds these by bisection. */
+	qsort(snap->clients, snap->nr_clients, sizeof(*snap->clients), cmp_client);
 	nv.devs = calloc(snap->nr_devs ? snap->nr_devs : 1, sizeof(*nv.devs));
 	if (!nv.devs)
 		return -ENOMEM;

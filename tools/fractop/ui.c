@@ -186,7 +186,7 @@ static int draw_dev(const struct ui *u, const struct ft_view_dev *vd, bool selec
 	meter(y++, half, COLS - half - 1, "COMPUTE ", vd->rate[FT_R_BUSY_COMPUTE_PCT], u->color);
 	x = putf(y, 1, "jobs %s  failed %s", ft_fmt_si(a, sizeof(a), vd->rate[FT_R_JOBS_PER_S], "/s"),
 		 ft_fmt_si(b, sizeof(b), vd->rate[FT_R_FAILED_PER_S], "/s"));
-	x = putf(y, x, "  total %s ok %s failed", ft_fmt_count(c, sizeof(c),
+	x = putf(y, x, "  done %s failed %s", ft_fmt_count(c, sizeof(c),
 		 dev_num(d, FT_D_JOBS_COMPLETED)), ft_fmt_count(t, sizeof(t),
 		 dev_num(d, FT_D_JOBS_FAILED)));
 	x = putf(y, x, "  timeouts %s", ft_fmt_count(a, sizeof(a), dev_num(d, FT_D_JOB_TIMEOUTS)));
@@ -508,7 +508,7 @@ static void draw(struct ui *u, struct ft_view *v)
 		put(y + 1, 1, "no accel device (it went away?)");
 	} else {
 		if (u->dev >= (int)v->nr_devs)
-			((struct ui *)u)->dev = v->nr_devs - 1;
+			u->dev = v->nr_devs - 1;
 		/* The selected device in full, the others a line each (Tab selects). */
 		if (u->pane_dev && v->nr_devs > 1) {
 			rule(y++, "devices (Tab: select)");
@@ -635,11 +635,14 @@ int ft_ui_run(struct ft_source *srcs, unsigned int nr_srcs, struct ft_model *m,
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	if (has_colors()) {
+		short bg = -1;
+
 		start_color();
-		use_default_colors();
-		init_pair(1, COLOR_GREEN, -1);
-		init_pair(2, COLOR_YELLOW, -1);
-		init_pair(3, COLOR_RED, -1);
+		if (use_default_colors() == ERR)	/* the terminal has no default colours */
+			bg = COLOR_BLACK;
+		init_pair(1, COLOR_GREEN, bg);
+		init_pair(2, COLOR_YELLOW, bg);
+		init_pair(3, COLOR_RED, bg);
 		u.color = true;
 	}
 	next = mono_now() + o->delay_s;
