@@ -16,7 +16,7 @@ PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev py
       bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod fio sparse
       libcap-ng-dev libattr1-dev clang llvm libzstd-dev bpftrace trace-cmd
       flex bison bc libssl-dev pahole    # these five: scripts/build-debug-kernel.sh
-      libncurses-dev)                    # tools/fractop
+      libncurses-dev tmux prometheus)    # tools/fractop: build; its guest test; the exporter's
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
