@@ -6,6 +6,7 @@
  * its ioctls and per-file contexts.
  */
 
+#include <linux/dma-resv.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/poll.h>
@@ -183,11 +184,17 @@ static void frac_postclose(struct drm_device *dev, struct drm_file *file)
 	frac_file_put(ff);
 }
 
-/* Per-region memory of the file's BOs: "host" (shmem) and "devmem" (BAR2). */
+/*
+ * Per-region memory of the file's BOs, in the keys of drm-usage-stats.rst:
+ * "memory" (the region name it reserves for system memory: shmem pages) and
+ * "devmem" (BAR2). A BO is active while a job that uses it has not ended
+ * (an unsignalled fence in its reservation object), as drm_show_memory_stats()
+ * counts it.
+ */
 static void frac_show_memory(struct drm_printer *p, struct drm_file *file)
 {
 	struct drm_memory_stats stats[2] = { };
-	static const char * const region[2] = { "host", "devmem" };
+	static const char * const region[2] = { "memory", "devmem" };
 	struct drm_gem_object *obj;
 	int id, r;
 
@@ -201,15 +208,13 @@ static void frac_show_memory(struct drm_printer *p, struct drm_file *file)
 			st->private += obj->size;
 		if (obj->funcs->status && obj->funcs->status(obj) & DRM_GEM_OBJECT_RESIDENT)
 			st->resident += obj->size;
+		if (!dma_resv_test_signaled(obj->resv, dma_resv_usage_rw(true)))
+			st->active += obj->size;
 	}
 	spin_unlock(&file->table_lock);
 
-	for (r = 0; r < 2; r++) {
-		/* The older key nvtop-style tools read, then the standard set. */
-		drm_printf(p, "drm-memory-%s:\t%llu KiB\n", region[r],
-			   (stats[r].private + stats[r].shared) / SZ_1K);
+	for (r = 0; r < 2; r++)
 		drm_print_memory_stats(p, &stats[r], DRM_GEM_OBJECT_RESIDENT, region[r]);
-	}
 }
 
 static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
@@ -225,6 +230,7 @@ static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		drm_printf(p, "drm-engine-capacity-queue%u:\t1\n", i);
 	drm_printf(p, "frac-context:\t%u\n", ff->id);
 	drm_printf(p, "frac-jobs-completed:\t%llu\n", atomic64_read(&ff->jobs_done));
+	drm_printf(p, "frac-jobs-failed:\t%llu\n", atomic64_read(&ff->jobs_failed));
 	frac_show_memory(p, file);
 }
 

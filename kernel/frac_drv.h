@@ -193,7 +193,8 @@ struct frac_file {
 	u32 job_reserved;		/* the last id released by WAIT, kept reserved; 0: none */
 	wait_queue_head_t wq;		/* woken when a job of this file ends */
 	atomic64_t engine_ns[FRAC_MAX_QUEUES];	/* device time, for fdinfo */
-	atomic64_t jobs_done;
+	atomic64_t jobs_done;		/* ended without error, for fdinfo */
+	atomic64_t jobs_failed;		/* ended with an error on the device, for fdinfo */
 };
 
 /**

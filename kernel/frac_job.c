@@ -99,6 +99,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	job->t_end = t_end;
 	if (status) {
 		atomic64_inc(&q->jobs_failed);
+		atomic64_inc(&ff->jobs_failed);
 		dma_fence_set_error(job->hw_fence, status);
 	} else {
 		atomic64_inc(&q->jobs_completed);
@@ -258,11 +259,12 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	q->slot_job[slot] = job;
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 
+	/* Counted first: a reader must never see a job completed before submitted. */
+	atomic64_inc(&q->jobs_submitted);
 	/* writel() orders the descriptor and SG writes before the doorbell. */
 	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
 	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 				job->ncmds, q->sq_tail);
-	atomic64_inc(&q->jobs_submitted);
 	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u\n", q->id, job->seqno,
 		 job->ncmds, q->sq_tail);
 	drm_dev_exit(idx);

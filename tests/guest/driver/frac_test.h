@@ -391,4 +391,42 @@ static inline uint64_t frac_t_modparam(const char *name, uint64_t def)
 	return frac_t_read_u64(path, &v) ? def : v;
 }
 
+/*
+ * The value of @key in the fdinfo of @fd, with a KiB/MiB/GiB unit converted
+ * to bytes (drm-usage-stats.rst); 0, -ENOENT when the key is absent, -errno.
+ */
+static inline int frac_t_fdinfo(int fd, const char *key, uint64_t *v)
+{
+	char path[64], line[256], unit[8];
+	size_t klen = strlen(key);
+	unsigned long long n;
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		unit[0] = '\0';
+		if (sscanf(line + klen + 1, "%llu %7s", &n, unit) < 1) {
+			ret = -EINVAL;
+			break;
+		}
+		if (!strcmp(unit, "KiB"))
+			n <<= 10;
+		else if (!strcmp(unit, "MiB"))
+			n <<= 20;
+		else if (!strcmp(unit, "GiB"))
+			n <<= 30;
+		*v = n;
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
 #endif /* FRAC_TEST_H */

@@ -875,28 +875,6 @@ TEST_F(uapi, prime_import_foreign)
 
 /* ---- fdinfo ------------------------------------------------------------- */
 
-static int fdinfo_u64(int fd, const char *key, uint64_t *v)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	FILE *f;
-	int ret = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			*v = strtoull(line + klen + 1, NULL, 10);
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
 TEST_F(uapi, fdinfo)
 {
 	struct frac_job_result res;
@@ -905,17 +883,73 @@ TEST_F(uapi, fdinfo)
 	char key[32];
 	uint32_t q;
 
-	ASSERT_EQ(0, fdinfo_u64(self->dev.fd, "frac-jobs-completed", &before));
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-completed", &before));
 	for (q = 0; q < self->dev.num_queues; q++) {
 		snprintf(key, sizeof(key), "drm-engine-queue%u", q);
-		EXPECT_EQ(0, fdinfo_u64(self->dev.fd, key, &v)) TH_LOG("no %s", key);
+		EXPECT_EQ(0, frac_t_fdinfo(self->dev.fd, key, &v)) TH_LOG("no %s", key);
 	}
-	EXPECT_EQ(0, fdinfo_u64(self->dev.fd, "drm-client-id", &v));
+	EXPECT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-client-id", &v));
 	frac_cmdlist_init(&cl);
 	ASSERT_EQ(0, frac_cmd_nop(&cl));
 	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
-	ASSERT_EQ(0, fdinfo_u64(self->dev.fd, "frac-jobs-completed", &after));
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-completed", &after));
 	EXPECT_EQ(before + 1, after);
+}
+
+/*
+ * The file's memory in the keys of drm-usage-stats.rst: "memory" for host
+ * BOs (the name the document reserves for system memory), "devmem" for
+ * device BOs; total, shared, active and resident, and no legacy
+ * drm-memory-<region> alias next to drm-resident-<region> (the document
+ * allows one of the two).
+ */
+TEST_F(uapi, fdinfo_memory_regions)
+{
+	const int fd = self->dev.fd;
+	uint64_t t0, t1, d0 = 0, d1 = 0, v;
+	struct frac_bo host, dev = { 0 };
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	const bool devmem = self->dev.features & DRM_FRAC_FEAT_DEVMEM;
+
+	ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-total-memory", &t0));
+	if (devmem)
+		ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-total-devmem", &d0));
+	EXPECT_EQ(-ENOENT, frac_t_fdinfo(fd, "drm-total-host", &v));
+	EXPECT_EQ(-ENOENT, frac_t_fdinfo(fd, "drm-memory-memory", &v));
+	EXPECT_EQ(-ENOENT, frac_t_fdinfo(fd, "drm-memory-host", &v));
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 3 << 20, 0, &host));
+	if (devmem)
+		ASSERT_EQ(0, frac_bo_create(&self->dev, 1 << 20, DRM_FRAC_BO_DEVMEM, &dev));
+	ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-total-memory", &t1));
+	EXPECT_EQ(t0 + (3 << 20), t1);
+	ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-resident-memory", &v));
+	EXPECT_EQ(t1, v) TH_LOG("host BOs are pinned: all resident");
+	if (devmem) {
+		ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-total-devmem", &d1));
+		EXPECT_EQ(d0 + (1 << 20), d1);
+	}
+
+	/* A job that has ended leaves nothing active. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &host, 0, host.size, 7));
+	if (devmem)
+		ASSERT_EQ(0, frac_cmd_copy(&cl, &dev, 0, &host, 0, dev.size));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	EXPECT_EQ(0, res.status);
+	ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-active-memory", &v));
+	EXPECT_EQ(0ull, v);
+	if (devmem) {
+		ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-active-devmem", &v));
+		EXPECT_EQ(0ull, v);
+	}
+
+	frac_bo_destroy(&self->dev, &host);
+	if (devmem)
+		frac_bo_destroy(&self->dev, &dev);
+	ASSERT_EQ(0, frac_t_fdinfo(fd, "drm-total-memory", &v));
+	EXPECT_EQ(t0, v);
 }
 
 /* ---- Isolation between open files --------------------------------------- */
