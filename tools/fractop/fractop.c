@@ -25,13 +25,16 @@ static const char doc[] =
 "fractop: a live monitor of accel devices (/dev/accel/accel*).\n"
 "Device counters from sysfs and hwmon; per-process engine use and memory from fdinfo.\n"
 "\n"
-"USAGE: fractop [-d SECONDS] [-D DEVICE] [-J | -c] [-n COUNT]\n"
+"USAGE: fractop [-d SECONDS] [-D DEVICE] [-J | -c] [-n COUNT] [-w FILE | -r FILE]\n"
 "\v"
 "EXAMPLES:\n"
 "    fractop                 # the screen, refreshed every second\n"
 "    fractop -d 0.5 -D 1     # every half second, accel1 only\n"
 "    fractop -J -n 10        # ten JSON lines, one per second\n"
-"    fractop -c -d 5 > x.csv # CSV every 5 s until interrupted\n";
+"    fractop -c -d 5 > x.csv # CSV every 5 s until interrupted\n"
+"    fractop -w s.rec        # the screen, every sample recorded into s.rec\n"
+"    fractop -r s.rec        # replay it in the screen (space, n, Left/Right, Home/End)\n"
+"    fractop -r s.rec -J     # the JSON lines the recorded run would have printed\n";
 
 enum { OPT_SYSROOT = 0x100, OPT_USAGE };
 
@@ -41,6 +44,8 @@ static const struct argp_option opts[] = {
 	{ "json", 'J', NULL, 0, "Batch mode: one JSON object per line and interval", 0 },
 	{ "csv", 'c', NULL, 0, "Batch mode: CSV with a header line, a row per device", 0 },
 	{ "device", 'D', "DEVICE", 0, "Only this device: N or accelN", 0 },
+	{ "write", 'w', "FILE", 0, "Record every sample into FILE (JSON lines)", 0 },
+	{ "read", 'r', "FILE", 0, "Replay FILE (from -w) instead of reading the system", 0 },
 	{ "help", '?', NULL, 0, "Give this help list", -1 },
 	{ NULL, 'h', NULL, OPTION_ALIAS, NULL, -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -52,8 +57,11 @@ static const struct argp_option opts[] = {
 
 struct args {
 	double delay_s;
+	bool delay_set;
 	long iterations;
 	bool json, csv;
+	const char *record, *replay;
+	bool device_set;
 	struct ft_config cfg;
 };
 
@@ -91,6 +99,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (errno || end == arg || *end || !isfinite(a->delay_s) || a->delay_s < 0.05 ||
 		    a->delay_s > 3600)
 			bad_arg("invalid delay '%s': seconds from 0.05 to 3600", arg);
+		a->delay_set = true;
 		break;
 	case 'n':
 		errno = 0;
@@ -113,8 +122,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (errno || end == s || *end || m < 0 || m > 0xfffff)
 			bad_arg("invalid device '%s': N or accelN", arg);
 		a->cfg.only_minor = m;
+		a->device_set = true;
 		break;
 	}
+	case 'w':
+		if (!*arg)
+			bad_arg("%s: -w needs a file name", "-w");
+		a->record = arg;
+		break;
+	case 'r':
+		if (!*arg)
+			bad_arg("%s: -r needs a file name", "-r");
+		a->replay = arg;
+		break;
 	case OPT_SYSROOT:
 		a->cfg.sysroot = arg;
 		break;
@@ -124,6 +144,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (a->json && a->csv)
 			bad_arg("%s: -J and -c are exclusive", "-J -c");
+		if (a->record && a->replay)
+			bad_arg("%s: -w and -r are exclusive", "-w -r");
+		if (a->replay && a->device_set)
+			bad_arg("%s: -D does not apply to a replay (it shows what was recorded)", "-r -D");
+		if (a->replay && a->cfg.sysroot[0])
+			bad_arg("%s: --sysroot does not apply to a replay", "-r --sysroot");
 		break;
 	case ARGP_KEY_ERROR:
 		/* getopt's refusal: an unknown option or a missing argument. */
@@ -188,8 +214,67 @@ static bool sleep_until(double deadline)
 	return !ft_stop;
 }
 
+/* -w: the sample into the record, before the model takes it; false if that failed. */
+static bool record_failed;
+
+static int record(struct ft_recorder *rec, const struct ft_snapshot *snap)
+{
+	int ret = rec ? ft_record_sample(rec, snap) : 0;
+
+	if (ret < 0) {
+		fprintf(stderr, "fractop: writing the record: %s\n", strerror(-ret));
+		record_failed = true;
+	}
+	return ret;
+}
+
+static int write_line(const struct args *a, struct ft_model *m)
+{
+	if (a->json)
+		ft_write_json(stdout, &m->view);
+	else
+		ft_write_csv(stdout, &m->view);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "fractop: writing the output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * -r with -J or -c: the lines the recorded run printed. Its first sample was the baseline
+ * (batch mode prints nothing for it), so lines start at the second; -n limits them.
+ */
+static int run_replay_batch(struct ft_replay *rp, struct ft_model *m, const struct args *a)
+{
+	struct ft_snapshot snap = { 0 };
+	char err[256];
+	long lines = 0;
+	int ret = 0;
+
+	if (a->csv)
+		ft_write_csv_header(stdout);
+	for (unsigned int i = 0; i < rp->nr && (a->iterations < 0 || lines < a->iterations); i++) {
+		ret = ft_replay_read(rp, i, &snap, err, sizeof(err));
+		if (ret || (ret = ft_model_update(m, &snap))) {
+			fprintf(stderr, "fractop: %s: %s\n", a->replay, ret == -ENOMEM ? "out of memory"
+									       : err);
+			ret = 1;
+			break;
+		}
+		if (i == 0)
+			continue;
+		lines++;
+		ret = write_line(a, m);
+		if (ret)
+			break;
+	}
+	ft_snapshot_free(&snap);
+	return ret;
+}
+
 static int run_batch(struct ft_source *srcs, unsigned int n, struct ft_model *m,
-		     const struct args *a)
+		     const struct args *a, struct ft_recorder *rec)
 {
 	struct ft_snapshot snap = { 0 };
 	double next;
@@ -198,7 +283,7 @@ static int run_batch(struct ft_source *srcs, unsigned int n, struct ft_model *m,
 
 	/* A baseline, so that every line printed has rates over a full interval. */
 	ret = ft_sample_all(srcs, n, &snap);
-	if (ret == -ENOMEM || ft_model_update(m, &snap))
+	if (ret == -ENOMEM || record(rec, &snap) || ft_model_update(m, &snap))
 		goto oom;
 	next = m->prev.t_mono;
 	if (a->csv)
@@ -208,14 +293,9 @@ static int run_batch(struct ft_source *srcs, unsigned int n, struct ft_model *m,
 		if (!sleep_until(next))
 			break;
 		ret = ft_sample_all(srcs, n, &snap);
-		if (ret == -ENOMEM || ft_model_update(m, &snap))
+		if (ret == -ENOMEM || record(rec, &snap) || ft_model_update(m, &snap))
 			goto oom;
-		if (a->json)
-			ft_write_json(stdout, &m->view);
-		else
-			ft_write_csv(stdout, &m->view);
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "fractop: writing the output: %s\n", strerror(errno));
+		if (write_line(a, m)) {
 			ft_snapshot_free(&snap);
 			return 1;
 		}
@@ -224,8 +304,54 @@ static int run_batch(struct ft_source *srcs, unsigned int n, struct ft_model *m,
 	return 0;
 oom:
 	ft_snapshot_free(&snap);
-	fprintf(stderr, "fractop: out of memory\n");
+	if (!record_failed)
+		fprintf(stderr, "fractop: out of memory\n");
 	return 1;
+}
+
+/* -r: the record's samples through the same model, into the same writers or screen. */
+static int replay_main(const struct args *a)
+{
+	static struct ft_source_ops names[FT_RECORD_MAX_SOURCES];
+	struct ft_source srcs[FT_RECORD_MAX_SOURCES] = { 0 };
+	struct ft_replay rp;
+	struct ft_model m;
+	char err[512];
+	int ret;
+
+	if (ft_replay_open(&rp, a->replay, err, sizeof(err))) {
+		fprintf(stderr, "fractop: %s\n", err);
+		return 1;
+	}
+	/* The recorded sources' names and states, so that the screen says what was missing. */
+	for (unsigned int i = 0; i < rp.hdr.nr_sources; i++) {
+		names[i].name = rp.hdr.sources[i].name;
+		srcs[i].ops = &names[i];
+		srcs[i].active = rp.hdr.sources[i].active;
+		snprintf(srcs[i].why, sizeof(srcs[i].why), "%s", rp.hdr.sources[i].why);
+	}
+	ft_model_init(&m);
+	if (a->json || a->csv) {
+		ret = run_replay_batch(&rp, &m, a);
+	} else {
+		struct ft_ui_opts o = {
+			.delay_s = a->delay_s, .iterations = a->iterations, .replay = &rp,
+			.replay_name = a->replay, .replay_fixed_delay = a->delay_set,
+		};
+
+		ret = ft_ui_run(srcs, rp.hdr.nr_sources, &m, &o);
+	}
+	ft_model_fini(&m);
+	ft_replay_close(&rp);
+	return ret;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -240,6 +366,7 @@ int main(int argc, char **argv)
 	};
 	const unsigned int nr = sizeof(srcs) / sizeof(srcs[0]);
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct ft_recorder rec = { 0 };
 	struct ft_model m;
 	char why[512];
 	unsigned int i;
@@ -252,6 +379,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fractop: standard output is not a terminal: use -J or -c\n");
 		return 1;
 	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (a.replay)
+		return replay_main(&a);
 	if (!ft_sysfs_count_devices(&a.cfg, why, sizeof(why))) {
 		fprintf(stderr, "fractop: %s\n", why);
 		return 1;
@@ -267,18 +398,41 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fractop: sysfs: %s\n", srcs[0].why);
 		return 1;
 	}
+	if (a.record) {
+		struct ft_record_header h = {
+			.version = FT_RECORD_VERSION, .created = wall_now(), .delay_s = a.delay_s,
+			.only_minor = a.cfg.only_minor, .nr_sources = nr,
+		};
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+		snprintf(h.program, sizeof(h.program), "%s", argp_program_version);
+		for (i = 0; i < nr; i++) {
+			snprintf(h.sources[i].name, sizeof(h.sources[i].name), "%s", srcs[i].ops->name);
+			h.sources[i].active = srcs[i].active;
+			snprintf(h.sources[i].why, sizeof(h.sources[i].why), "%s", srcs[i].why);
+		}
+		ret = ft_record_open(&rec, a.record, &h);
+		if (ret) {
+			fprintf(stderr, "fractop: %s: %s\n", a.record, strerror(-ret));
+			ret = 1;
+			goto out;
+		}
+	}
+
 	ft_model_init(&m);
 	if (a.json || a.csv) {
-		ret = run_batch(srcs, nr, &m, &a);
+		ret = run_batch(srcs, nr, &m, &a, a.record ? &rec : NULL);
 	} else {
-		struct ft_ui_opts o = { .delay_s = a.delay_s, .iterations = a.iterations };
+		struct ft_ui_opts o = { .delay_s = a.delay_s, .iterations = a.iterations,
+					.rec = a.record ? &rec : NULL };
 
 		ret = ft_ui_run(srcs, nr, &m, &o);
 	}
 	ft_model_fini(&m);
+	if (ft_record_close(&rec) && !ret) {
+		fprintf(stderr, "fractop: %s: %s\n", a.record, strerror(errno));
+		ret = 1;
+	}
+out:
 	for (i = 0; i < nr; i++)
 		if (srcs[i].active)
 			srcs[i].ops->fini(&srcs[i]);

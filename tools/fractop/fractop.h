@@ -329,6 +329,7 @@ struct ft_model {
 
 void ft_model_init(struct ft_model *m);
 void ft_model_fini(struct ft_model *m);
+int ft_model_clone(struct ft_model *dst, const struct ft_model *src);
 /* Takes the new snapshot (ownership moves into the model; *snap is left empty). */
 int ft_model_update(struct ft_model *m, struct ft_snapshot *snap);
 
@@ -365,11 +366,91 @@ void ft_write_json(FILE *f, const struct ft_view *v);
 void ft_write_csv_header(FILE *f);
 void ft_write_csv(FILE *f, const struct ft_view *v);
 
+/* ---- JSON reader (json.c, pure) ---- */
+
+enum ft_jtype { FT_J_NULL, FT_J_BOOL, FT_J_NUM, FT_J_STR, FT_J_ARR, FT_J_OBJ };
+
+struct ft_jval {
+	enum ft_jtype type;
+	bool b;			/* FT_J_BOOL */
+	const char *str;	/* FT_J_STR: decoded text; FT_J_NUM: the number as written */
+	unsigned int n;		/* FT_J_ARR, FT_J_OBJ: how many items */
+	struct ft_jval *items;
+	const char **keys;	/* FT_J_OBJ: items[i]'s key */
+};
+
+struct arena_block;
+
+struct ft_json {
+	struct ft_jval *root;
+	struct arena_block *arena;
+};
+
+int ft_json_parse(struct ft_json *doc, const char *text, size_t len, char *err, size_t errlen);
+void ft_json_free(struct ft_json *doc);
+const struct ft_jval *ft_json_get(const struct ft_jval *obj, const char *key);
+bool ft_json_u64(const struct ft_jval *v, uint64_t *out);
+bool ft_json_num(const struct ft_jval *v, double *out);
+
+/* ---- record and replay (record.c) ---- */
+
+#define FT_RECORD_VERSION	1	/* of the -w file; README.md "Record format" */
+#define FT_RECORD_MAX_SOURCES	8
+
+/* The header line: what recorded, and which sources could run (the screen says why not). */
+struct ft_record_header {
+	int version;
+	char program[64];
+	double created;			/* CLOCK_REALTIME seconds */
+	double delay_s;
+	int only_minor;			/* -D, or -1 */
+	unsigned int nr_sources;
+	struct {
+		char name[FT_NAME_LEN];
+		bool active;
+		char why[256];
+	} sources[FT_RECORD_MAX_SOURCES];
+};
+
+struct ft_recorder {
+	FILE *f;
+};
+
+int ft_record_open(struct ft_recorder *r, const char *path, const struct ft_record_header *h);
+int ft_record_sample(struct ft_recorder *r, const struct ft_snapshot *s);
+int ft_record_close(struct ft_recorder *r);
+void ft_record_write_header(FILE *f, const struct ft_record_header *h);
+void ft_record_write_sample(FILE *f, const struct ft_snapshot *s);
+int ft_record_parse_header(const char *line, size_t len, struct ft_record_header *h,
+			   char *err, size_t errlen);
+int ft_record_parse_sample(const char *line, size_t len, struct ft_snapshot *s,
+			   char *err, size_t errlen);
+
+struct ft_replay {
+	FILE *f;
+	struct ft_record_header hdr;
+	off_t *off;			/* each sample line's offset in the file */
+	double *t_mono;			/* each sample's time */
+	unsigned int nr;
+	char *line;
+	size_t cap;
+};
+
+/* Reads and checks every line; on error, one line in @err ("FILE:LINE: what"). */
+int ft_replay_open(struct ft_replay *rp, const char *path, char *err, size_t errlen);
+int ft_replay_read(struct ft_replay *rp, unsigned int i, struct ft_snapshot *snap,
+		   char *err, size_t errlen);
+void ft_replay_close(struct ft_replay *rp);
+
 /* ---- the screen (ui.c) ---- */
 
 struct ft_ui_opts {
 	double delay_s;
-	long iterations;	/* -1: until q */
+	long iterations;		/* -1: until q */
+	struct ft_recorder *rec;	/* -w: every sample into it, or NULL */
+	struct ft_replay *replay;	/* -r: samples from it instead of the sources, or NULL */
+	const char *replay_name;
+	bool replay_fixed_delay;	/* -d given with -r: this pace, not the recorded one */
 };
 
 int ft_ui_run(struct ft_source *srcs, unsigned int nr_srcs, struct ft_model *m,

@@ -481,6 +481,47 @@ void ft_model_fini(struct ft_model *m)
 	ft_snapshot_free(&m->prev);
 }
 
+static void *dup_array(const void *src, unsigned int n, size_t size)
+{
+	void *p = malloc(n ? n * size : 1);
+
+	if (p && n)
+		memcpy(p, src, n * size);
+	return p;
+}
+
+/* A deep copy of @src into @dst (which is overwritten, not freed): a replay's checkpoint. */
+int ft_model_clone(struct ft_model *dst, const struct ft_model *src)
+{
+	struct ft_model m = *src;
+	unsigned int i;
+
+	m.prev.devs = dup_array(src->prev.devs, src->prev.nr_devs, sizeof(*m.prev.devs));
+	m.prev.clients = dup_array(src->prev.clients, src->prev.nr_clients,
+				   sizeof(*m.prev.clients));
+	m.prev.cap_devs = src->prev.nr_devs;
+	m.prev.cap_clients = src->prev.nr_clients;
+	m.view.devs = dup_array(src->view.devs, src->view.nr_devs, sizeof(*m.view.devs));
+	if (!m.prev.devs || !m.prev.clients || !m.view.devs) {
+		free(m.prev.devs);
+		free(m.prev.clients);
+		free(m.view.devs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m.view.nr_devs; i++) {
+		const struct ft_view_dev *vd = &src->view.devs[i];
+
+		m.view.devs[i].procs = dup_array(vd->procs, vd->nr_procs, sizeof(*vd->procs));
+		if (!m.view.devs[i].procs) {
+			m.view.nr_devs = i;
+			ft_model_fini(&m);
+			return -ENOMEM;
+		}
+	}
+	*dst = m;
+	return 0;
+}
+
 int ft_model_update(struct ft_model *m, struct ft_snapshot *snap)
 {
 	struct ft_view old = m->view;

@@ -93,7 +93,7 @@ N=20000
 j0=$(cat "$SYS/jobs_completed")
 f0=$(cat "$SYS/jobs_failed")
 TERM=xterm-256color $TM new-session -d -s g -x 120 -y 40 \
-	"LANG=C.UTF-8 $F -d 0.5 2> $T/ui.err; echo \$? > $T/ui.rc"
+	"LANG=C.UTF-8 $F -d 0.5 -w $T/ui.rec 2> $T/ui.err; echo \$? > $T/ui.rc"
 "$LOAD" -n $N -q 0,1,2,3 -o copy,gemm,crc32c -D 8 > "$T/load.txt" 2>&1 &
 L=$!
 "$F" -J -n 3 -d 1 > "$T/busy.jsonl" 2> "$T/busy.err"
@@ -189,6 +189,30 @@ keys q
 for _ in $(seq 100); do [ -e "$T/ui.rc" ] && break; sleep 0.1; done
 guest_ok "the screen: q exits 0, nothing on stderr" \
 	bash -c "[ \"\$(cat '$T/ui.rc' 2>/dev/null)\" = 0 ] && [ ! -s '$T/ui.err' ]"
+
+# ---- the screen's own record (-w), replayed ----
+"$F" -r "$T/ui.rec" -J > "$T/replay.jsonl" 2> "$T/replay.err"; rc=$?
+guest_ok "the screen's record replays (-r -J, exit $rc): its last line has jobs_completed $((j0 + N))" \
+	py "$T/replay.jsonl" "$rc" $((j0 + N)) <<'EOF'
+import json, sys
+assert sys.argv[2] == "0"
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) > 3, len(lines)
+assert lines[-1]["devices"][0]["counters"]["jobs_completed"] == int(sys.argv[3]), lines[-1]
+assert any(p["comm"] == "fracload" for l in lines for p in l["devices"][0]["processes"])
+EOF
+TERM=xterm-256color $TM new-session -d -s g -x 120 -y 40 \
+	"LANG=C.UTF-8 $F -r $T/ui.rec -d 60 2> $T/rp.err; echo \$? > $T/rp.rc"
+guest_ok "the replay screen starts at sample 1" screen_wait "replay .*ui.rec  sample 1/[0-9]+ "
+keys End
+guest_ok "the replay screen, End: the last sample shows done $((j0 + N)) failed $f0, as live" \
+	both screen_wait "sample ([0-9]+)/\1 .*\[end\]" screen_wait "done $((j0 + N)) failed $f0 "
+keys Home n
+guest_ok "the replay screen, Home n: sample 2, paused" screen_wait "sample 2/[0-9]+ .*\[paused\]"
+keys q
+for _ in $(seq 100); do [ -e "$T/rp.rc" ] && break; sleep 0.1; done
+guest_ok "the replay screen: q exits 0, nothing on stderr" \
+	bash -c "[ \"\$(cat '$T/rp.rc' 2>/dev/null)\" = 0 ] && [ ! -s '$T/rp.err' ]"
 
 "$F" -J -n 1 -d 0.3 > "$T/after.jsonl"
 guest_ok "after the workload: jobs_completed grew by $N, debugfs queues sum to it, vectors counted" \

@@ -191,7 +191,7 @@ assert o["devices"][0]["clients"] == 1' "$T/d1.jsonl"
 	# A counter that moves between the two samples: 500 jobs and 0.25 s of DMA busy time
 	# over 0.5 s of device clock. The baseline is read at start, the change lands at 1 s,
 	# the sample at 2 s.
-	./fractop --sysroot "$S" -J -n 1 -d 2 > "$T/rate.jsonl" &
+	./fractop --sysroot "$S" -J -n 1 -d 2 -w "$T/rate.rec" > "$T/rate.jsonl" &
 	pid=$!
 	sleep 1
 	echo 600 > "$fdev/frac/jobs_completed"
@@ -225,6 +225,127 @@ assert f["queues"][0]["jobs_per_s"] == 0
 v36 = [v for v in f["vectors"] if v["irq"] == 36][0]
 assert abs(v36["per_s"] * dt - 100) < 0.01, v36
 EOF
+fi
+
+# ---- record and replay ----
+# A record of the fixture tree (with the rate run's changes in it when mknod worked), replayed:
+# -J and -c byte-identical to the live run's lines; then damaged records, each one error line.
+./fractop --sysroot "$S" -J -n 3 -d 0.1 -w "$T/rec.jsonl" > "$T/rec-live.jsonl" 2> "$T/rec.err"
+check "-w: the live -J run exits 0, nothing on stderr; the record has a header + 4 samples" \
+	bash -c "[ ! -s '$T/rec.err' ] && [ \$(wc -l < '$T/rec.jsonl') = 5 ]"
+check "-r -J: the same JSON lines as the live run, byte for byte" \
+	bash -c "./fractop -r '$T/rec.jsonl' -J | cmp - '$T/rec-live.jsonl'"
+check "-r -J -n 2: the first two of them" \
+	bash -c "./fractop -r '$T/rec.jsonl' -J -n 2 | cmp - <(head -n 2 '$T/rec-live.jsonl')"
+./fractop --sysroot "$S" -c -n 2 -d 0.1 -w "$T/rec-csv.jsonl" > "$T/rec-live.csv"
+check "-r -c: the same CSV as the live run, byte for byte" \
+	bash -c "./fractop -r '$T/rec-csv.jsonl' -c | cmp - '$T/rec-live.csv'"
+if [ -s "$T/rate.rec" ]; then
+	check "-r -J of the rate run (counters moved): the same line, byte for byte" \
+		bash -c "./fractop -r '$T/rate.rec' -J | cmp - '$T/rate.jsonl'"
+fi
+check "the record: JSON lines, a version 1 header naming the sources, one sample per line" \
+	python3 - "$T/rec.jsonl" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+h = lines[0]
+assert h["fractop_record"] == 1 and h["program"].startswith("fractop "), h
+assert [s["name"] for s in h["sources"]] == ["sysfs", "fdinfo", "debugfs", "interrupts"], h
+assert h["delay_s"] == 0.1 and h["device"] is None
+t = [s["t_mono"] for s in lines[1:]]
+assert len(t) == 4 and t == sorted(t), t
+for s in lines[1:]:
+    assert [d["node"] for d in s["devices"]] == ["accel0", "accel1"]
+    assert all(d["histograms"] == [] for d in s["devices"])
+    assert isinstance(s["devices"][0]["values"]["jobs_completed"], int)
+    assert s["devices"][1]["values"] == {}
+EOF
+
+# damaged ERRTEXT FILE: -r FILE -J exits 1 with one line on stderr naming the file and ERRTEXT
+damaged() {
+	local want=$1 f=$2 err rc
+	err=$(./fractop -r "$f" -J 2>&1 >/dev/null); rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <<< "$err")" = 1 ] && grep -qF -- "$want" <<< "$err"; then
+		n_ok "-r, $want: exit 1, one line: $err"
+	else
+		n_fail "-r, $want: exit $rc, stderr: $err"
+	fi
+}
+: > "$T/empty.rec"
+damaged "empty file" "$T/empty.rec"
+head -n 1 "$T/rec.jsonl" > "$T/hdr.rec"
+damaged "no samples" "$T/hdr.rec"
+head -c -1 "$T/rec.jsonl" > "$T/trunc.rec"
+damaged ":5: no newline at the end (truncated?)" "$T/trunc.rec"
+head -c -200 "$T/rec.jsonl" > "$T/trunc2.rec"
+echo >> "$T/trunc2.rec"
+damaged ":5: unterminated string" "$T/trunc2.rec"
+sed -E '3s/"jobs_completed":[0-9]+/"jobs_completed":-1/' "$T/rec.jsonl" > "$T/neg.rec"
+damaged ":3: bad value jobs_completed" "$T/neg.rec"
+sed '1s/"fractop_record":1/"fractop_record":2/' "$T/rec.jsonl" > "$T/v2.rec"
+damaged ":1: record version 2, this fractop reads 1" "$T/v2.rec"
+sed '2s/^/x/' "$T/rec.jsonl" > "$T/garbage.rec"
+damaged ":2: bad number at byte 0" "$T/garbage.rec"
+{ head -n 2 "$T/rec.jsonl"; sed -n 2p "$T/rec.jsonl"; } > "$T/time.rec"
+damaged ":3: time does not advance" "$T/time.rec"
+sed -n 2p "$T/rec.jsonl" > "$T/nohdr.rec"
+damaged ":1: not a fractop record" "$T/nohdr.rec"
+damaged "No such file or directory" "$T/absent.rec"
+argcheck 2 -w "$T/x.rec" -r "$T/rec.jsonl" -J
+argcheck 2 -r "$T/rec.jsonl" -D 0 -J
+argcheck 2 -r "" -J
+err=$(./fractop --sysroot "$S" -J -n 1 -d 0.1 -w "$T/no/such/dir/x.rec" 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<< "$err")" = 1 ] && n_ok "-w into a missing directory: exit 1, '$err'" ||
+	n_fail "-w into a missing directory: exit $rc, '$err'"
+
+# The replay screen under tmux: sample counter, pause, step, seek, and the same numbers as -J.
+if command -v tmux > /dev/null; then
+	./fractop --sysroot "$S" -J -n 30 -d 0.05 -w "$T/long.rec" > "$T/long.jsonl"
+	TM="tmux -S $T/tmux.sock"
+	$TM new-session -d -s r -x 120 -y 40 "LANG=C.UTF-8 ./fractop -r $T/long.rec -d 60; echo \$? > $T/r.rc"
+	scr() { # scr PATTERN: the replay screen shows PATTERN within 10 s
+		for _ in $(seq 100); do
+			$TM capture-pane -t r -p > "$T/r.txt" 2>/dev/null
+			grep -qE -- "$1" "$T/r.txt" && return 0
+			sleep 0.1
+		done
+		sed 's/^/#   /' "$T/r.txt"
+		return 1
+	}
+	scr_gone() { # scr_gone PATTERN: the replay screen no longer shows PATTERN within 10 s
+		for _ in $(seq 100); do
+			$TM capture-pane -t r -p > "$T/r.txt" 2>/dev/null
+			grep -qE -- "$1" "$T/r.txt" || return 0
+			sleep 0.1
+		done
+		sed 's/^/#   /' "$T/r.txt"
+		return 1
+	}
+	check "replay screen: starts at sample 1/31" scr "replay .*long.rec  sample 1/31 "
+	$TM send-keys -t r n
+	check "replay screen: n steps to 2/31 and pauses" scr "sample 2/31 .*\[paused\]"
+	$TM send-keys -t r Right
+	check "replay screen: Right seeks to 12/31" scr "sample 12/31 "
+	$TM send-keys -t r ,
+	check "replay screen: , steps back to 11/31" scr "sample 11/31 "
+	$TM send-keys -t r Left Left
+	check "replay screen: Left Left clamp at 1/31" scr "sample 1/31 "
+	$TM send-keys -t r End
+	check "replay screen: End shows 31/31 [end]" scr "sample 31/31 .*\[end\]"
+	if [ $mknod_ok = 1 ]; then
+	jobs=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["devices"][0]["processes"][0]["jobs_completed"])' "$T/long.jsonl")
+	check "replay screen: the last sample's process row as -J has it ($jobs jobs)" scr "^ +100 load .* $jobs "
+	fi
+	$TM send-keys -t r Home
+	check "replay screen: Home back to 1/31, still paused" scr "sample 1/31 .*\[paused\]"
+	$TM send-keys -t r Space
+	check "replay screen: space resumes" scr_gone "\[paused\]"
+	$TM send-keys -t r q
+	for _ in $(seq 50); do [ -e "$T/r.rc" ] && break; sleep 0.1; done
+	check "replay screen: q exits 0" bash -c "[ \"\$(cat '$T/r.rc' 2>/dev/null)\" = 0 ]"
+	$TM kill-server 2>/dev/null
+else
+	n_skip "the replay screen under tmux (no tmux: scripts/deps.sh installs it)"
 fi
 
 # ---- TAP ----

@@ -5,7 +5,7 @@
  * Host unit tests of fractop's pure parts: the fdinfo parser (fixtures in the documented
  * format for frac, amdxdna, ivpu, i915, amdgpu, xe, panfrost, and malformed lines), the rate
  * and validity logic of the model, number formatting, sparklines, column layout and the JSON
- * and CSV writers. No terminal, no device. Prints TAP result lines without a plan: tests/run.sh
+ * and CSV writers, the JSON reader and the record format. No terminal, no device. Prints TAP result lines without a plan: tests/run.sh
  * adds its end-to-end checks, numbers them and writes the plan.
  * Usage: tests/unit FIXTURE_DIR [JSON_OUT CSV_OUT]
  */
@@ -567,6 +567,152 @@ static void test_json_string(void)
 	free(buf);
 }
 
+static void test_json_reader(void)
+{
+	static const struct { const char *text; const char *what; } bad[] = {
+		{ "", "empty text" },
+		{ "{\"a\":1,}", "trailing comma" },
+		{ "{\"a\":1} x", "text after the value" },
+		{ "{\"a\":1,\"a\":2}", "duplicate key" },
+		{ "[01]", "leading zero" },
+		{ "[1.]", "no digit after the point" },
+		{ "[\"\\x\"]", "bad escape" },
+		{ "[\"\\ud800\"]", "lone surrogate" },
+		{ "[\"a\tb\"]", "raw control character" },
+		{ "[\"abc", "unterminated string" },
+		{ "[tru]", "bad literal" },
+		{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "too deep" },
+	};
+	const char *good = " {\"s\":\"a\\\"\\u00e9\\ud83d\\ude00\\n\",\"u\":18446744073709551615,"
+			   "\"d\":14563.072406854001,\"n\":null,\"b\":true,\"a\":[1,[],{}]} ";
+	struct ft_json doc;
+	char err[200];
+	uint64_t u;
+	double d;
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int ret = ft_json_parse(&doc, bad[i].text, strlen(bad[i].text), err, sizeof(err));
+
+		ok(ret == -EINVAL && strstr(err, "at byte"), "json reader refuses: %s (%s)",
+		   bad[i].what, ret ? err : "accepted");
+		if (!ret)
+			ft_json_free(&doc);
+	}
+	ok(!ft_json_parse(&doc, good, strlen(good), err, sizeof(err)), "json reader: a valid object");
+	ok(!strcmp(ft_json_get(doc.root, "s")->str, "a\"\xc3\xa9\xf0\x9f\x98\x80\n"),
+	   "json reader: escapes, \\u00e9 and a surrogate pair to UTF-8");
+	ok(ft_json_u64(ft_json_get(doc.root, "u"), &u) && u == UINT64_MAX,
+	   "json reader: 2^64-1 read exactly");
+	ok(ft_json_num(ft_json_get(doc.root, "d"), &d) && d == 14563.072406854001,
+	   "json reader: a double read back exactly");
+	ok(!ft_json_u64(ft_json_get(doc.root, "d"), &u) && !ft_json_u64(ft_json_get(doc.root, "n"), &u),
+	   "json reader: a fraction or null is not an unsigned integer");
+	ok(ft_json_get(doc.root, "b")->b && ft_json_get(doc.root, "a")->n == 3 &&
+	   !ft_json_get(doc.root, "missing"), "json reader: bool, array, missing key");
+	ft_json_free(&doc);
+}
+
+/* write(parse(write(s))) == write(s), and the model gives the same view from either. */
+static void test_record_roundtrip(void)
+{
+	struct ft_snapshot s = { 0 }, r = { 0 };
+	struct ft_model m1, m2;
+	char *a = NULL, *b = NULL, *va = NULL, *vb = NULL, err[200];
+	size_t al = 0, bl = 0, val = 0, vbl = 0;
+	FILE *fa, *fb, *fva = open_memstream(&va, &val), *fvb = open_memstream(&vb, &vbl);
+	bool same = true;
+	int ret;
+
+	ft_model_init(&m1);
+	ft_model_init(&m2);
+	for (int i = 0; i < 3; i++) {
+		memset(&s, 0, sizeof(s));
+		mk_snapshot(&s, 10.0 + i * 1.25, 100 + 300 * i, 500000000ull * i,
+			    1000000000ull * (i + 1), 250000000ull * i, i > 0, 7 * i);
+		fa = open_memstream(&a, &al);
+		ft_record_write_sample(fa, &s);
+		fclose(fa);
+		ret = ft_record_parse_sample(a, al - 1, &r, err, sizeof(err));
+		ok(!ret, "record: sample %d parses back (%s)", i, ret ? err : "ok");
+		fb = open_memstream(&b, &bl);
+		ft_record_write_sample(fb, &r);
+		fclose(fb);
+		same &= !strcmp(a, b);
+		ft_model_update(&m1, &s);
+		ft_model_update(&m2, &r);
+		ft_write_json(fva, &m1.view);
+		ft_write_json(fvb, &m2.view);
+		free(a);
+		free(b);
+		a = b = NULL;
+	}
+	fclose(fva);
+	fclose(fvb);
+	ok(same, "record: every sample written again from what was read is the same text");
+	{
+		/* A replay checkpoint: a clone fed the same samples prints what the original does. */
+		struct ft_model c;
+		char *x = NULL, *y = NULL;
+		size_t xl = 0, yl = 0;
+		FILE *fx = open_memstream(&x, &xl), *fy = open_memstream(&y, &yl);
+		bool cloned = !ft_model_clone(&c, &m1);
+
+		for (int i = 3; cloned && i < 6; i++) {
+			struct ft_snapshot s1 = { 0 }, s2 = { 0 };
+
+			mk_snapshot(&s1, 10.0 + i * 1.25, 100 + 300 * i, 500000000ull * i,
+				    1000000000ull * (i + 1), 250000000ull * i, true, 7 * i);
+			mk_snapshot(&s2, 10.0 + i * 1.25, 100 + 300 * i, 500000000ull * i,
+				    1000000000ull * (i + 1), 250000000ull * i, true, 7 * i);
+			ft_model_update(&m1, &s1);
+			ft_model_update(&c, &s2);
+			ft_write_json(fx, &m1.view);
+			ft_write_json(fy, &c.view);
+			is_u64(c.view.devs[0].hist_len, m1.view.devs[0].hist_len,
+			       "model clone: the same history length");
+		}
+		fclose(fx);
+		fclose(fy);
+		ok(cloned && !strcmp(x, y), "model clone: the same JSON over three more samples");
+		if (cloned)
+			ft_model_fini(&c);
+		free(x);
+		free(y);
+	}
+	ok(!strcmp(va, vb), "record: the model over the samples read back prints the same JSON");
+	ft_model_fini(&m1);
+	ft_model_fini(&m2);
+	ft_snapshot_free(&s);
+	ft_snapshot_free(&r);
+	free(va);
+	free(vb);
+
+	/* What the reader refuses, each with a reason. */
+	{
+		static const struct { const char *line; const char *want; } bad[] = {
+			{ "[]", "not an object" },
+			{ "{\"t_mono\":1}", "t_mono/t_wall" },
+			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
+			  "\"procs_seen\":0,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
+			  "\"devices\":[],\"clients\":[],\"extra\":1}", "unknown key extra" },
+			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
+			  "\"procs_seen\":-1,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
+			  "\"devices\":[],\"clients\":[]}", "procs_seen" },
+			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
+			  "\"procs_seen\":0,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
+			  "\"devices\":[],\"clients\":[{\"dev\":0}]}", "dev" },
+		};
+
+		for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			ret = ft_record_parse_sample(bad[i].line, strlen(bad[i].line), &r, err,
+						     sizeof(err));
+			ok(ret == -EINVAL && strstr(err, bad[i].want), "record refuses: %s ('%s')",
+			   bad[i].want, ret ? err : "accepted");
+		}
+		ft_snapshot_free(&r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	FILE *json = NULL, *csv = NULL;
@@ -590,6 +736,8 @@ int main(int argc, char **argv)
 	test_layout();
 	test_debugfs_irq();
 	test_json_string();
+	test_json_reader();
+	test_record_roundtrip();
 	if (json)
 		fclose(json);
 	if (csv)
