@@ -25,7 +25,8 @@ static const char doc[] =
 "fractop: a live monitor of accel devices (/dev/accel/accel*).\n"
 "Device counters from sysfs and hwmon; per-process engine use and memory from fdinfo.\n"
 "\n"
-"USAGE: fractop [-d SECONDS] [-D DEVICE] [-J | -c] [-n COUNT] [-w FILE | -r FILE]\n"
+"USAGE: fractop [-d SECONDS] [-D DEVICE] [-J | -c | --listen ADDR:PORT] [-n COUNT]\n"
+"               [-w FILE | -r FILE]\n"
 "\v"
 "EXAMPLES:\n"
 "    fractop                 # the screen, refreshed every second\n"
@@ -34,9 +35,10 @@ static const char doc[] =
 "    fractop -c -d 5 > x.csv # CSV every 5 s until interrupted\n"
 "    fractop -w s.rec        # the screen, every sample recorded into s.rec\n"
 "    fractop -r s.rec        # replay it in the screen (space, n, Left/Right, Home/End)\n"
-"    fractop -r s.rec -J     # the JSON lines the recorded run would have printed\n";
+"    fractop -r s.rec -J     # the JSON lines the recorded run would have printed\n"
+"    fractop --listen 127.0.0.1:9464   # Prometheus metrics at /metrics\n";
 
-enum { OPT_SYSROOT = 0x100, OPT_USAGE };
+enum { OPT_SYSROOT = 0x100, OPT_USAGE, OPT_LISTEN };
 
 static const struct argp_option opts[] = {
 	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; 0.05 to 3600)", 0 },
@@ -46,6 +48,8 @@ static const struct argp_option opts[] = {
 	{ "device", 'D', "DEVICE", 0, "Only this device: N or accelN", 0 },
 	{ "write", 'w', "FILE", 0, "Record every sample into FILE (JSON lines)", 0 },
 	{ "read", 'r', "FILE", 0, "Replay FILE (from -w) instead of reading the system", 0 },
+	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
+	  "Serve Prometheus metrics on http://ADDR:PORT/metrics (no screen)", 0 },
 	{ "help", '?', NULL, 0, "Give this help list", -1 },
 	{ NULL, 'h', NULL, OPTION_ALIAS, NULL, -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -60,7 +64,7 @@ struct args {
 	bool delay_set;
 	long iterations;
 	bool json, csv;
-	const char *record, *replay;
+	const char *record, *replay, *listen;
 	bool device_set;
 	struct ft_config cfg;
 };
@@ -138,6 +142,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SYSROOT:
 		a->cfg.sysroot = arg;
 		break;
+	case OPT_LISTEN: {
+		char host[256], port[16];
+
+		if (ft_parse_listen(arg, host, sizeof(host), port, sizeof(port)))
+			bad_arg("invalid --listen '%s': ADDR:PORT, [ADDR]:PORT or :PORT", arg);
+		a->listen = arg;
+		break;
+	}
 	case ARGP_KEY_ARG:
 		bad_arg("unexpected argument '%s'", arg);
 		break;
@@ -148,6 +160,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			bad_arg("%s: -w and -r are exclusive", "-w -r");
 		if (a->replay && a->device_set)
 			bad_arg("%s: -D does not apply to a replay (it shows what was recorded)", "-r -D");
+		if (a->listen && (a->json || a->csv || a->replay))
+			bad_arg("%s: --listen serves metrics; not with -J, -c or -r", "--listen");
 		if (a->replay && a->cfg.sysroot[0])
 			bad_arg("%s: --sysroot does not apply to a replay", "-r --sysroot");
 		break;
@@ -375,7 +389,7 @@ int main(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, &a);
 
-	if (!a.json && !a.csv && !isatty(STDOUT_FILENO)) {
+	if (!a.json && !a.csv && !a.listen && !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "fractop: standard output is not a terminal: use -J or -c\n");
 		return 1;
 	}
@@ -419,7 +433,13 @@ int main(int argc, char **argv)
 	}
 
 	ft_model_init(&m);
-	if (a.json || a.csv) {
+	if (a.listen) {
+		struct ft_export_opts eo = { .listen = a.listen, .delay_s = a.delay_s,
+					     .iterations = a.iterations,
+					     .rec = a.record ? &rec : NULL };
+
+		ret = ft_export_run(srcs, nr, &m, &eo);
+	} else if (a.json || a.csv) {
 		ret = run_batch(srcs, nr, &m, &a, a.record ? &rec : NULL);
 	} else {
 		struct ft_ui_opts o = { .delay_s = a.delay_s, .iterations = a.iterations,

@@ -442,6 +442,46 @@ int ft_replay_read(struct ft_replay *rp, unsigned int i, struct ft_snapshot *sna
 		   char *err, size_t errlen);
 void ft_replay_close(struct ft_replay *rp);
 
+/* ---- Prometheus text exposition (prom.c, pure) and the HTTP exporter (exporter.c) ---- */
+
+struct ft_prom_label {
+	const char *name;
+	const char *value;	/* escaped by the writer */
+};
+
+enum ft_prom_kind { FT_PROM_U64, FT_PROM_NS_AS_S, FT_PROM_DOUBLE };
+
+struct ft_prom_value {
+	enum ft_prom_kind kind;
+	uint64_t u;		/* FT_PROM_U64; FT_PROM_NS_AS_S: ns, written as exact seconds */
+	double d;		/* FT_PROM_DOUBLE */
+};
+
+struct ft_prom_self {
+	uint64_t samples;	/* taken since the start */
+};
+
+void ft_prom_family(FILE *f, const char *name, const char *type, const char *help);
+void ft_prom_sample(FILE *f, const char *name, const struct ft_prom_label *l, unsigned int n,
+		    const struct ft_prom_value *v);
+void ft_prom_histogram(FILE *f, const char *name, const struct ft_prom_label *l, unsigned int n,
+		       const double *le, const uint64_t *counts, unsigned int nb, double sum,
+		       uint64_t count);
+/* The view's families; per-client ones from @s, the snapshot the view was made from. */
+void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s,
+		   const struct ft_prom_self *self);
+
+struct ft_export_opts {
+	const char *listen;	/* ADDR:PORT, [ADDR]:PORT or :PORT */
+	double delay_s;
+	long iterations;	/* -1: until SIGINT/SIGTERM */
+	struct ft_recorder *rec;
+};
+
+int ft_export_run(struct ft_source *srcs, unsigned int nr_srcs, struct ft_model *m,
+		  const struct ft_export_opts *o);
+int ft_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen);
+
 /* ---- the screen (ui.c) ---- */
 
 struct ft_ui_opts {

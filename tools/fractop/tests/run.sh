@@ -348,6 +348,163 @@ else
 	n_skip "the replay screen under tmux (no tmux: scripts/deps.sh installs it)"
 fi
 
+# ---- the Prometheus exporter (--listen) ----
+# fractop --listen on 127.0.0.1:0 (the kernel picks the port; fractop prints it) over the
+# fixture tree, a process with quote, backslash and newline in its comm; scraped with urllib:
+# the exposition against tests/promcheck.py and promtool, every counter against -J's, the HTTP
+# edges (404, 405, 400, HEAD, keep-alive), 16 concurrent scrapes with a stalled client open.
+argcheck 2 --listen 127.0.0.1 -J
+argcheck 2 --listen 127.0.0.1:9464 -J
+argcheck 2 --listen 127.0.0.1:99999
+argcheck 2 --listen '::1:9464'
+comm_was=$(cat "$S/proc/100/comm")
+printf 'lo"a\\d\nx\n' > "$S/proc/100/comm"
+./fractop --sysroot "$S" -J -n 1 -d 0.1 > "$T/prom-ref.jsonl"
+./fractop --sysroot "$S" --listen 127.0.0.1:0 -d 0.2 2> "$T/prom.err" &
+ppid=$!
+for _ in $(seq 100); do grep -q '^fractop: serving ' "$T/prom.err" && break; sleep 0.1; done
+url=$(sed -n 's/^fractop: serving //p' "$T/prom.err")
+check "--listen 127.0.0.1:0: says where it serves ($url)" test -n "$url"
+check "GET /metrics: 200, format 0.0.4, the exposition and naming rules (tests/promcheck.py)" \
+	python3 - "$url" "$T/prom.txt" <<'EOF'
+import sys, urllib.request
+sys.path.insert(0, "tests")
+import promcheck
+r = urllib.request.urlopen(sys.argv[1], timeout=10)
+assert r.status == 200
+assert r.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8", r.headers
+body = r.read()
+assert len(body) == int(r.headers["Content-Length"])
+open(sys.argv[2], "wb").write(body)
+fams = promcheck.parse(body.decode())
+assert not promcheck.check(fams), promcheck.check(fams)
+assert len(fams) > 20, len(fams)
+EOF
+if command -v promtool > /dev/null; then
+	check "promtool check metrics: no problem" bash -c "promtool check metrics < '$T/prom.txt'"
+else
+	n_skip "promtool check metrics (no promtool: scripts/deps.sh installs prometheus)"
+fi
+check "every frac counter and gauge as -J has it; per-client series; comm escaped and read back" \
+	python3 - "$T/prom.txt" "$T/prom-ref.jsonl" "$mknod_ok" <<'EOF'
+import json, sys
+sys.path.insert(0, "tests")
+import promcheck
+fams = promcheck.parse(open(sys.argv[1]).read())
+ref = json.loads(open(sys.argv[2]).read())
+def val(name, **labels):
+    got = [v for n, l, v in fams[name]["samples"] if all(l.get(k) == x for k, x in labels.items())]
+    assert len(got) == 1, (name, labels, got)
+    return got[0]
+names = {"jobs_submitted": "frac_jobs_submitted_total", "jobs_completed": "frac_jobs_completed_total",
+         "jobs_failed": "frac_jobs_failed_total", "job_timeouts": "frac_job_timeouts_total",
+         "lost_interrupts": "frac_lost_interrupts_total", "errors": "frac_errors_total",
+         "coredumps": "frac_coredumps_total", "device_jobs_done": "frac_device_jobs_done_total",
+         "device_jobs_failed": "frac_device_jobs_failed_total",
+         "bytes_read": "frac_dma_read_bytes_total", "bytes_written": "frac_dma_written_bytes_total",
+         "interrupts": "frac_device_interrupts_total", "wedged": "frac_wedged",
+         "num_queues": "frac_queues"}
+d = ref["devices"][0]
+c = d["counters"]
+for k, n in names.items():
+    assert val(n, device="accel0") == c[k], (k, n)
+assert val("frac_resets_total", device="accel0", scope="queue") == c["queue_resets"]
+assert val("frac_resets_total", device="accel0", scope="device") == c["device_resets"]
+assert val("frac_device_clock_seconds_total", device="accel0") == c["device_clock_ns"] / 1e9
+assert val("frac_device_busy_seconds_total", device="accel0", engine="dma") == c["busy_ns_dma"] / 1e9
+assert val("frac_temperature_celsius", device="accel0") == d["temperature_c"]
+assert val("frac_power_watts", device="accel0") == d["power_w"]
+for q in d["queues"]:
+    assert val("frac_queue_jobs_completed_total", device="accel0", queue=str(q["queue"])) == q["completed"]
+    assert val("frac_queue_resets_total", device="accel0", queue=str(q["queue"])) == q["resets"]
+for v in d["vectors"]:
+    assert val("frac_interrupts_total", device="accel0", irq=str(v["irq"])) == v["count"]
+assert val("frac_device_info", device="accel1", driver="intel_vpu") == 1
+# accel1 (not frac) has no frac counter: absent, not 0
+assert not [l for n, l, v in fams["frac_jobs_completed_total"]["samples"] if l["device"] == "accel1"]
+assert val("frac_clients", device="accel0") == d["clients"]
+if sys.argv[3] == "1":
+    p = [p for p in d["processes"] if p["pid"] == 100][0]
+    assert p["comm"] == 'lo"a\\d\nx', p["comm"]
+    assert val("frac_client_jobs_completed_total", pid="100") == p["jobs_completed"]
+    assert val("frac_client_jobs_completed_total", pid="100", comm=p["comm"], client="7")
+    assert val("frac_client_engine_busy_seconds_total", pid="100", engine="queue0") == \
+        [e for e in p["engines"] if e["name"] == "queue0"][0]["busy_ns"] / 1e9
+    assert val("frac_client_memory_total_bytes", pid="100", region="devmem") == \
+        [r for r in p["memory"] if r["region"] == "devmem"][0]["total_bytes"]
+EOF
+check "HTTP: 404 elsewhere, 405 for POST, 400 for garbage, 431 for a huge request, HEAD, keep-alive" \
+	python3 - "$url" <<'EOF'
+import http.client, socket, sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+def req(method, path, body=None, headers={}):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    c.request(method, path, body=body, headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r, data
+r, _ = req("GET", "/")
+assert r.status == 404, r.status
+r, _ = req("GET", "/metricsx")
+assert r.status == 404, r.status
+r, _ = req("POST", "/metrics", body=b"x=1")
+assert r.status == 405 and r.getheader("Allow") == "GET, HEAD", r.status
+r, data = req("HEAD", "/metrics")
+assert r.status == 200 and data == b"" and int(r.getheader("Content-Length")) > 1000
+r, data = req("GET", "/metrics?name[]=frac_jobs_completed_total")
+assert r.status == 200 and data.startswith(b"# HELP")
+s = socket.create_connection((u.hostname, u.port), timeout=10)
+s.sendall(b"NONSENSE\r\n\r\n")
+assert s.recv(100).startswith(b"HTTP/1.1 400 "), "garbage"
+s.close()
+s = socket.create_connection((u.hostname, u.port), timeout=10)
+s.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 9000)
+assert s.recv(100).startswith(b"HTTP/1.1 431 "), "huge"
+s.close()
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+for _ in range(3):
+    c.request("GET", "/metrics")
+    r = c.getresponse()
+    assert r.status == 200 and r.read().startswith(b"# HELP") and not r.getheader("Connection")
+c.request("GET", "/metrics", headers={"Connection": "close"})
+r = c.getresponse()
+assert r.status == 200 and r.getheader("Connection") == "close"
+r.read()
+EOF
+check "16 concurrent scrapes all served while a stalled client holds a half-sent request" \
+	python3 - "$url" <<'EOF'
+import socket, sys, threading, urllib.parse, urllib.request
+sys.path.insert(0, "tests")
+import promcheck
+u = urllib.parse.urlsplit(sys.argv[1])
+stall = socket.create_connection((u.hostname, u.port), timeout=10)
+stall.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")   # never finished
+out = []
+def scrape():
+    body = urllib.request.urlopen(sys.argv[1], timeout=20).read().decode()
+    out.append(len(promcheck.parse(body)))
+ts = [threading.Thread(target=scrape) for _ in range(16)]
+for t in ts: t.start()
+for t in ts: t.join()
+assert len(out) == 16 and len(set(out)) == 1, out
+stall.close()
+EOF
+kill -TERM $ppid; wait $ppid; rc=$?
+check "--listen: SIGTERM exits 0, stderr only the serving line" \
+	bash -c "[ $rc = 0 ] && [ \$(wc -l < '$T/prom.err') = 1 ]"
+echo "$comm_was" > "$S/proc/100/comm"
+./fractop --sysroot "$S" --listen 127.0.0.1:0 -d 0.1 -n 3 -w "$T/prom.rec" 2> "$T/prom2.err"; rc=$?
+check "--listen -n 3 -w: exits 0 after 3 samples, the record has them and the first" \
+	bash -c "[ $rc = 0 ] && [ \$(wc -l < '$T/prom.rec') = 5 ]"
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); sys.stdout.flush(); time.sleep(5)' > "$T/busy.port" &
+bpid=$!
+for _ in $(seq 50); do [ -s "$T/busy.port" ] && break; sleep 0.1; done
+err=$(./fractop --sysroot "$S" --listen "127.0.0.1:$(cat "$T/busy.port")" -n 1 2>&1 >/dev/null); rc=$?
+kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
+[ $rc = 1 ] && [ "$(wc -l <<< "$err")" = 1 ] && grep -q "Address already in use" <<< "$err" &&
+	n_ok "--listen on a port in use: exit 1, '$err'" || n_fail "--listen on a port in use: exit $rc, '$err'"
+
 # ---- TAP ----
 n=$(grep -cE '^(ok|not ok) ' "$results")
 echo "1..$n"

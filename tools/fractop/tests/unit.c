@@ -713,6 +713,68 @@ static void test_record_roundtrip(void)
 	}
 }
 
+/* A multi-line text against what it should be; on a difference both as diagnostics. */
+static void multiline(const char *got, const char *want, const char *what)
+{
+	bool same = !strcmp(got, want);
+
+	ok(same, "%s", what);
+	if (same)
+		return;
+	for (const char *t[2] = { want, got }, **p = t; p < t + 2; p++) {
+		printf("#   %s:\n#     ", p == t ? "want" : "got");
+		for (const char *c = *p; *c; c++)
+			fputs(*c == '\n' ? "\n#     " : (char[2]){ *c, 0 }, stdout);
+		printf("\n");
+	}
+}
+
+static void test_prom(void)
+{
+	static const double le[] = { 0.001, 0.002, 0.004 };
+	static const uint64_t counts[] = { 1, 0, 2 };
+	struct ft_prom_label l[] = { { "device", "accel0" }, { "comm", "a\"b\\c\nd" } };
+	struct ft_prom_value v = { .kind = FT_PROM_NS_AS_S, .u = 1500000001 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char listen_h[64], listen_p[16];
+
+	ft_prom_family(f, "frac_x_seconds_total", "counter", "Help with \\ and\nnewline.");
+	ft_prom_sample(f, "frac_x_seconds_total", l, 2, &v);
+	v = (struct ft_prom_value){ .kind = FT_PROM_U64, .u = UINT64_MAX };
+	ft_prom_sample(f, "frac_y_total", NULL, 0, &v);
+	ft_prom_histogram(f, "frac_job_latency_seconds", l, 1, le, counts, 3, 0.0095, 3);
+	fclose(f);
+	multiline(buf,
+	       "# HELP frac_x_seconds_total Help with \\\\ and\\nnewline.\n"
+	       "# TYPE frac_x_seconds_total counter\n"
+	       "frac_x_seconds_total{device=\"accel0\",comm=\"a\\\"b\\\\c\\nd\"} 1.500000001\n"
+	       "frac_y_total 18446744073709551615\n"
+	       "frac_job_latency_seconds_bucket{device=\"accel0\",le=\"0.001\"} 1\n"
+	       "frac_job_latency_seconds_bucket{device=\"accel0\",le=\"0.002\"} 1\n"
+	       "frac_job_latency_seconds_bucket{device=\"accel0\",le=\"0.004\"} 3\n"
+	       "frac_job_latency_seconds_bucket{device=\"accel0\",le=\"+Inf\"} 3\n"
+	       "frac_job_latency_seconds_sum{device=\"accel0\"} 0.0095\n"
+	       "frac_job_latency_seconds_count{device=\"accel0\"} 3\n",
+	       "prom: HELP and label escapes, ns as exact seconds, u64, a cumulative histogram");
+	free(buf);
+
+	ok(!ft_parse_listen("127.0.0.1:9464", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   !strcmp(listen_h, "127.0.0.1") && !strcmp(listen_p, "9464"), "listen: ADDR:PORT");
+	ok(!ft_parse_listen("[::1]:0", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   !strcmp(listen_h, "::1") && !strcmp(listen_p, "0"), "listen: [V6]:PORT");
+	ok(!ft_parse_listen(":9464", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   !listen_h[0], "listen: :PORT is every address");
+	ok(ft_parse_listen("::1:9464", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   ft_parse_listen("localhost", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   ft_parse_listen("h:65536", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   ft_parse_listen("h:-1", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   ft_parse_listen("h:", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)) &&
+	   ft_parse_listen("[::1]9464", listen_h, sizeof(listen_h), listen_p, sizeof(listen_p)),
+	   "listen: refuses a bare v6 address, no port, 65536, -1, an empty port, no colon");
+}
+
 int main(int argc, char **argv)
 {
 	FILE *json = NULL, *csv = NULL;
@@ -738,6 +800,7 @@ int main(int argc, char **argv)
 	test_json_string();
 	test_json_reader();
 	test_record_roundtrip();
+	test_prom();
 	if (json)
 		fclose(json);
 	if (csv)
