@@ -47,8 +47,52 @@ enum frac_ts {
 #define JOB_F_NOIRQ	2	/* completed without an interrupt of its queue (timeout, reset) */
 #define JOB_F_NODEV	4	/* no device times (failed by a reset): device stages are 0 */
 #define JOB_F_CLAMPED	8	/* a device time was clamped into [run, irq] */
+#define JOB_F_NORUN	16	/* frac_job_run missed: submit -> run and run -> start unmeasured */
+#define JOB_F_NOCOMPLETE 32	/* frac_job_complete missed: the device and irq stages unmeasured */
 
 #define FRAC_NO_QUEUE	0xffffffffU	/* frac_irq's queue for the error and legacy vectors */
+
+/*
+ * How a job's end is sorted (fraclat's status breakdown): by the error its
+ * fence signalled with (frac_fence_signal's error, README "When a job hangs").
+ */
+enum frac_status_class {
+	STATUS_OK,		/* 0 */
+	STATUS_CANCELLED,	/* -ECANCELED: an innocent job ended by a reset or an FLR */
+	STATUS_TIMEDOUT,	/* -ETIMEDOUT: it hung and its queue was reset */
+	STATUS_EIO,		/* -EIO: the device failed it */
+	STATUS_ENODEV,		/* -ENODEV: the device went away */
+	STATUS_OTHER,		/* any other errno */
+	NR_STATUS,
+};
+
+/*
+ * What the job programs count, cumulative since the tool attached; the tool
+ * prints the difference per interval. Every frac_fence_signal the programs
+ * see is either measured (a histogram sample, a fracsnoop event) or counted
+ * in exactly one of the "lost" counters, so for a workload that runs while
+ * the tool is attached: measured + unmatched + noid + hist_full + rb_dropped
+ * + (recursion misses of the fence-signal program) == jobs submitted.
+ */
+struct job_stats {
+	/* jobs ended but not measured (one counter per job) */
+	__u64 unmatched;	/* no submit on record: submitted before the tool attached,
+				 * or refused at submit (table_full), or its submit missed */
+	__u64 noid;		/* job id 0 (DRM_FRAC_SUBMIT_NO_JOB_ID): no key to follow it by */
+	__u64 hist_full;	/* fraclat: the histogram map had no room for its group */
+	__u64 rb_dropped;	/* fracsnoop: the ring buffer had no room for its event */
+	/* submit side: why a job later ends unmatched */
+	__u64 table_full;	/* no free slot among its probes in the job table */
+	/* measured, with a stage left out */
+	__u64 norun;		/* frac_job_run missed (counted, not made run = submit) */
+	__u64 nocomplete;	/* frac_job_complete missed */
+	/* measured, adjusted */
+	__u64 clamped;		/* device times clamped into [run, irq] */
+	__u64 noirq;		/* completed without an interrupt of its queue (timeout, reset) */
+	__u64 nodev;		/* no device times (failed by a reset): device stages are 0 */
+	/* measured jobs by how they ended */
+	__u64 status[NR_STATUS];
+};
 
 struct job_key {
 	__u32 dev;
@@ -69,5 +113,17 @@ struct job_info {
 	__u32 flags;
 	char comm[TASK_COMM_LEN];
 };
+
+/* Does a job with these flags (JOB_F_*) have a measurement of @stage? */
+static inline bool stage_measured(__u32 flags, int stage)
+{
+	if (stage == STAGE_SUBMIT_RUN)
+		return !(flags & JOB_F_NORUN);
+	if (stage == STAGE_RUN_START)
+		return !(flags & (JOB_F_NORUN | JOB_F_NOCOMPLETE));
+	if (stage == STAGE_TOTAL)
+		return true;
+	return !(flags & JOB_F_NOCOMPLETE);
+}
 
 #endif /* __FRAC_JOB_H */

@@ -26,6 +26,9 @@ struct {
 
 static struct fracdma_val initial_val = { .lat.min = ~0ULL };
 
+/* Maps and unmaps lost because the stats map had no room for their key. */
+__u64 nr_stats_full = 0;
+
 static __always_inline int on_dma(__u32 kind, __u32 dev, __u64 bytes, __u32 nsegs, __u32 dir,
 				  __u64 duration_ns)
 {
@@ -36,8 +39,10 @@ static __always_inline int on_dma(__u32 kind, __u32 dev, __u64 bytes, __u32 nseg
 	if (filter_dev && dev != targ_dev)
 		return 0;
 	v = bpf_map_lookup_or_try_init(&stats, &key, &initial_val);
-	if (!v)
+	if (!v) {
+		__sync_fetch_and_add(&nr_stats_full, 1);
 		return 0;
+	}
 	hist_add(&v->lat, duration_ns);
 	__sync_fetch_and_add(&v->bytes, bytes);
 	__sync_fetch_and_add(&v->segs, nsegs);

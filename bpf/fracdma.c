@@ -144,8 +144,11 @@ static const char *kind_name(__u32 kind)
 	return kind == DMA_MAP ? "map" : "unmap";
 }
 
-static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs)
+static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs,
+		       struct prog_misses *misses)
 {
+	static __u64 prev_full;
+	__u64 full = obj->bss->nr_stats_full, dfull = full - prev_full;
 	struct entry *e = NULL;
 	size_t n = 0, i;
 	int err, j;
@@ -158,9 +161,14 @@ static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs)
 		return err;
 	}
 	qsort(e, n, sizeof(*e), cmp_entry);
+	prev_full = full;
+	prog_misses_update(misses, true);
 	if (env.json) {
-		printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\",\"interval_s\":%.3f,"
-		       "\"dma\":[", time_str(), mono_ns(), attach, secs);
+		printf("{\"schema_version\":%d,\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\","
+		       "\"interval_s\":%.3f,\"lost\":{\"stats_map_full\":%llu}", FRAC_JSON_SCHEMA,
+		       time_str(), mono_ns(), attach, secs, (unsigned long long)dfull);
+		prog_misses_print_json(misses);
+		printf(",\"dma\":[");
 		for (i = 0; i < n; i++) {
 			const struct fracdma_val *v = &e[i].val;
 			bool first = true;
@@ -213,6 +221,8 @@ static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs)
 			print_log2_hist(v->size_slots, MAX_SLOTS, "bytes");
 		}
 	}
+	printf("\nlost: stats-map-full %llu  bpf recursion misses %llu\n",
+	       (unsigned long long)dfull, misses->total);
 out:
 	fflush(stdout);
 	free(e);
@@ -228,6 +238,7 @@ int main(int argc, char **argv)
 		.doc = argp_program_doc,
 	};
 	struct fracdma_bpf *obj;
+	struct prog_misses misses;
 	unsigned long long last, now;
 	const char *attach;
 	bool tp_btf;
@@ -256,6 +267,8 @@ int main(int argc, char **argv)
 
 	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_dma_map");
 	attach = tp_btf ? "tp_btf" : "raw_tp";
+	if (!tp_btf)
+		report_fallback("raw_tp", "tp_btf", env.no_btf);
 	select_progs(obj->obj, tp_btf, false);
 
 	err = fracdma_bpf__load(obj);
@@ -269,6 +282,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	prog_misses_init(&misses, obj->obj);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 
@@ -282,7 +296,7 @@ int main(int argc, char **argv)
 		now = mono_ns();
 		if (!env.json)
 			printf("\n");
-		err = print_stats(obj, attach, (now - last) / 1e9);
+		err = print_stats(obj, attach, (now - last) / 1e9, &misses);
 		last = now;
 		if (err)
 			break;

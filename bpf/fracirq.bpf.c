@@ -59,6 +59,10 @@ struct {
 
 static const struct hist zero_hist;
 
+/* Samples lost because a map had no room for their key (rare: atomics are fine). */
+__u64 nr_counts_full = 0;
+__u64 nr_hists_full = 0;
+
 static __always_inline int handler_entry(int irq)
 {
 	__u32 zero = 0;
@@ -89,6 +93,8 @@ static __always_inline int handler_exit(void)
 		h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 		if (h)
 			hist_add_cpu(h, ts - c->entry_ts);
+		else
+			__sync_fetch_and_add(&nr_hists_full, 1);
 	}
 	c->entry_ts = 0;
 	c->irq_ts = 0;
@@ -108,6 +114,8 @@ static __always_inline int on_irq(__u32 dev, __u32 vector, __u32 queue)
 	cnt = bpf_map_lookup_or_try_init(&counts, &key, &zero64);
 	if (cnt)
 		(*cnt)++;
+	else
+		__sync_fetch_and_add(&nr_counts_full, 1);
 	c = bpf_map_lookup_elem(&cur, &zero);
 	if (c && c->entry_ts)
 		c->irq_ts = bpf_ktime_get_ns();
@@ -129,6 +137,8 @@ static __always_inline int on_signal(__u32 dev, __u32 queue)
 	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 	if (h)
 		hist_add_cpu(h, bpf_ktime_get_ns() - c->irq_ts);
+	else
+		__sync_fetch_and_add(&nr_hists_full, 1);
 	return 0;
 }
 

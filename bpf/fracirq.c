@@ -199,8 +199,11 @@ static int cmp_hist(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs)
+static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs,
+		       struct prog_misses *misses)
 {
+	static __u64 prev_counts_full, prev_hists_full;
+	__u64 counts_full = obj->bss->nr_counts_full, hists_full = obj->bss->nr_hists_full;
 	struct hist_entry *h = NULL;
 	struct vec_entry *v = NULL;
 	size_t nv = 0, nh = 0, i;
@@ -220,17 +223,24 @@ static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs)
 	}
 	qsort(v, nv, sizeof(*v), cmp_vec);
 	qsort(h, nh, sizeof(*h), cmp_hist);
+	prog_misses_update(misses, true);
 
 	if (env.json) {
-		printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\",\"interval_s\":%.3f,"
-		       "\"vectors\":[", time_str(), mono_ns(), attach, secs);
+		printf("{\"schema_version\":%d,\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\","
+		       "\"interval_s\":%.3f,\"lost\":{\"counts_map_full\":%llu,"
+		       "\"hists_map_full\":%llu}", FRAC_JSON_SCHEMA, time_str(), mono_ns(), attach,
+		       secs, (unsigned long long)(counts_full - prev_counts_full),
+		       (unsigned long long)(hists_full - prev_hists_full));
+		prog_misses_print_json(misses);
+		printf(",\"vectors\":[");
 		for (i = 0; i < nv; i++) {
 			printf("%s{\"dev\":%u,\"vector\":%u,", i ? "," : "", v[i].key.dev,
 			       v[i].key.vector);
 			if (v[i].key.queue == FRAC_NO_QUEUE)
-				printf("\"queue\":null,");
+				printf("\"queue\":null,\"queue_reason\":\"%s\",", v[i].key.vector ?
+				       "the error vector" : "the one MSI/INTx vector of every queue");
 			else
-				printf("\"queue\":%u,", v[i].key.queue);
+				printf("\"queue\":%u,\"queue_reason\":null,", v[i].key.queue);
 			printf("\"name\":\"%s\",\"count\":%llu,\"per_sec\":%.1f}",
 			       vector_name(&v[i].key), (unsigned long long)v[i].count,
 			       v[i].count / secs);
@@ -278,7 +288,12 @@ static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs)
 			       h[i].key.id);
 		print_hist(&h[i].hist, env.unit, env.linear, env.step);
 	}
+	printf("\nlost: counts-map-full %llu  hists-map-full %llu  bpf recursion misses %llu\n",
+	       (unsigned long long)(counts_full - prev_counts_full),
+	       (unsigned long long)(hists_full - prev_hists_full), misses->total);
 out:
+	prev_counts_full = counts_full;
+	prev_hists_full = hists_full;
 	fflush(stdout);
 	free(v);
 	free(h);
@@ -294,6 +309,7 @@ int main(int argc, char **argv)
 		.doc = argp_program_doc,
 	};
 	struct fracirq_bpf *obj;
+	struct prog_misses misses;
 	unsigned long long last, now;
 	bool tp_btf, fentry;
 	char attach[32];
@@ -320,8 +336,16 @@ int main(int argc, char **argv)
 	obj->rodata->filter_dev = env.filter_dev;
 	obj->rodata->targ_dev = env.dev;
 
-	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_irq");
-	fentry = !env.no_btf && probe_fentry_module(FRAC_MODULE, "frac_queue_irq");
+	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_irq") &&
+		 probe_tp_btf_module(FRAC_MODULE, "frac_fence_signal");
+	if (!tp_btf)
+		report_fallback("raw_tp", "tp_btf", env.no_btf);
+	/* Every handler the object attaches to, fentry and fexit. */
+	fentry = !env.no_btf && probe_fentry_module(FRAC_MODULE, "frac_queue_irq") &&
+		 probe_fentry_module(FRAC_MODULE, "frac_error_irq") &&
+		 probe_fentry_module(FRAC_MODULE, "frac_legacy_irq");
+	if (!fentry)
+		report_fallback("kprobe/kretprobe", "fentry/fexit", env.no_btf);
 	snprintf(attach, sizeof(attach), "%s+%s", tp_btf ? "tp_btf" : "raw_tp",
 		 fentry ? "fentry" : "kprobe");
 	select_progs(obj->obj, tp_btf, fentry);
@@ -337,6 +361,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	prog_misses_init(&misses, obj->obj);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 
@@ -350,7 +375,7 @@ int main(int argc, char **argv)
 		now = mono_ns();
 		if (!env.json)
 			printf("\n");
-		err = print_stats(obj, attach, (now - last) / 1e9);
+		err = print_stats(obj, attach, (now - last) / 1e9, &misses);
 		last = now;
 		if (err)
 			break;

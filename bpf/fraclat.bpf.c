@@ -14,6 +14,8 @@
 #define MAX_ENTRIES	1024
 
 const volatile __u32 targ_group = GROUP_NONE;
+/* -S: failed jobs get histograms of their own per status; else they are only counted. */
+const volatile bool targ_by_status = false;
 
 /*
  * Per CPU: the six histograms of a job are updated without atomics, one
@@ -28,13 +30,17 @@ struct {
 
 static const struct fraclat_hists zero_hists;
 
-static __always_inline void frac_job_done(const struct job_key *jk, const struct job_info *j,
-					  const __u64 *stages)
+static __always_inline bool frac_job_done(const struct job_key *jk, const struct job_info *j,
+					  const __u64 *stages, struct job_stats *st)
 {
 	struct fraclat_key key = { .dev = jk->dev };
 	struct fraclat_hists *h;
 	int i;
 
+	/* A failed job's latency is not a good job's: counted by status, not mixed in. */
+	if (j->status && !targ_by_status)
+		return true;
+	key.status = status_class(j->status);
 	if (targ_group == GROUP_QUEUE)
 		key.id = jk->queue;
 	else if (targ_group == GROUP_OP)
@@ -42,13 +48,17 @@ static __always_inline void frac_job_done(const struct job_key *jk, const struct
 	else if (targ_group == GROUP_PID)
 		key.id = j->pid;
 	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hists);
-	if (!h)
-		return;
+	if (!h) {
+		st->hist_full++;
+		return false;
+	}
 	if (targ_group == GROUP_PID && !h->stage[0].comm[0])
 		__builtin_memcpy(h->stage[0].comm, j->comm, sizeof(h->stage[0].comm));
 #pragma unroll
 	for (i = 0; i < NR_STAGES; i++)
-		hist_add_cpu(&h->stage[i], stages[i]);
+		if (stage_measured(j->flags, i))
+			hist_add_cpu(&h->stage[i], stages[i]);
+	return true;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -29,12 +29,15 @@ static struct env {
 	bool timestamp;
 	bool json;
 	bool no_btf;
+	bool by_status;
+	unsigned int max_jobs;
 	unsigned long long interval;
 	unsigned long long times;
 	int npos;
 } env = {
 	.unit = UNIT_USEC,
 	.step = 1,
+	.max_jobs = JOB_TABLE_DEFAULT,
 	.interval = 99999999,
 	.times = 99999999,
 };
@@ -47,9 +50,12 @@ static const char argp_program_doc[] =
 "\n"
 "Stages: submit -> run (scheduler), run -> device start, device execution,\n"
 "device end -> interrupt, interrupt -> fence signalled, and the total.\n"
+"Jobs that failed are counted by status, not put in the histograms (-S:\n"
+"histograms of their own). Jobs that could not be measured are counted as lost,\n"
+"with the reason, every interval.\n"
 "\n"
-"USAGE: fraclat [--help] [-Q | -O | -P] [-m | -N] [-L STEP] [-d DEV] [-q QUEUE]\n"
-"               [-p PID] [-T] [-j] [interval] [count]\n"
+"USAGE: fraclat [--help] [-Q | -O | -P] [-S] [-m | -N] [-L STEP] [-d DEV] [-q QUEUE]\n"
+"               [-p PID] [-T] [-j] [--max-jobs N] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    fraclat              # summarize until Ctrl-C\n"
@@ -57,14 +63,16 @@ static const char argp_program_doc[] =
 "    fraclat -Q           # a histogram per queue\n"
 "    fraclat -O -m        # per op, in milliseconds\n"
 "    fraclat -L 50        # linear buckets of 50 usecs\n"
+"    fraclat -S           # failed jobs in histograms of their own, per status\n"
 "    fraclat -j 5         # JSON, one object per 5 s interval\n";
 
-enum { OPT_NO_BTF = 256 };
+enum { OPT_NO_BTF = 256, OPT_MAX_JOBS };
 
 static const struct argp_option opts[] = {
 	{ "queues", 'Q', NULL, 0, "Print a histogram per queue", 0 },
 	{ "ops", 'O', NULL, 0, "Print a histogram per op (of the job's first command)", 0 },
 	{ "pids", 'P', NULL, 0, "Print a histogram per submitting process", 0 },
+	{ "status", 'S', NULL, 0, "Histograms of failed jobs too, per status", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Millisecond histograms", 0 },
 	{ "nanoseconds", 'N', NULL, 0, "Nanosecond histograms", 0 },
 	{ "linear", 'L', "STEP", 0, "Linear buckets of STEP units (default: log2)", 0 },
@@ -74,6 +82,8 @@ static const struct argp_option opts[] = {
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp on output", 0 },
 	{ "json", 'j', NULL, 0, "JSON output, one object per interval", 0 },
 	{ "no-btf", OPT_NO_BTF, NULL, 0, "Use raw_tp even when tp_btf works", 0 },
+	{ "max-jobs", OPT_MAX_JOBS, "N", 0,
+	  "Jobs in flight the job table holds (a power of 2, default 65536)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -100,6 +110,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'P':
 		set_group(GROUP_PID);
+		break;
+	case 'S':
+		env.by_status = true;
+		break;
+	case OPT_MAX_JOBS:
+		env.max_jobs = parse_job_table_size(arg);
 		break;
 	case 'm':
 		env.unit = UNIT_MSEC;
@@ -166,7 +182,9 @@ static int cmp_entry(const void *a, const void *b)
 
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->status < y->status ? -1 : x->status > y->status;
 }
 
 static void merge_hists(void *dst, const void *src, bool first)
@@ -194,6 +212,8 @@ static void print_group_text(const struct entry *e)
 		printf(", op = %s", frac_op_name(e->key.id));
 	else if (env.group == GROUP_PID)
 		printf(", pid = %u (%.*s)", e->key.id, TASK_COMM_LEN, e->h.stage[0].comm);
+	if (env.by_status)
+		printf(", status = %s", status_names[e->key.status % NR_STATUS]);
 	printf("\n");
 }
 
@@ -201,7 +221,7 @@ static void print_group_json(const struct entry *e)
 {
 	char comm[TASK_COMM_LEN + 1];
 
-	printf("{\"dev\":%u", e->key.dev);
+	printf("{\"dev\":%u,\"status\":\"%s\"", e->key.dev, status_names[e->key.status % NR_STATUS]);
 	if (env.group == GROUP_QUEUE) {
 		printf(",\"queue\":%u", e->key.id);
 	} else if (env.group == GROUP_OP) {
@@ -215,11 +235,10 @@ static void print_group_json(const struct entry *e)
 	printf(",\"stages\":{");
 }
 
-static int print_hists(struct fraclat_bpf *obj, const char *attach)
+static int print_hists(struct fraclat_bpf *obj, const char *attach, struct prog_misses *misses)
 {
-	static __u64 prev_clamped, prev_noirq, prev_nodev;
-	__u64 clamped = obj->bss->nr_clamped, noirq = obj->bss->nr_noirq;
-	__u64 nodev = obj->bss->nr_nodev;
+	static struct job_stats prev;
+	struct job_stats cur, d;
 	struct entry *e = NULL;
 	size_t n = 0, i;
 	int err, s;
@@ -227,19 +246,24 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach)
 	err = map_drain_percpu(bpf_map__fd(obj->maps.hists), sizeof(struct fraclat_key),
 			       sizeof(struct fraclat_hists), offsetof(struct entry, h), sizeof(*e),
 			       merge_hists, (void **)&e, &n);
+	if (!err)
+		err = job_stats_read(bpf_map__fd(obj->maps.job_stats), &cur);
 	if (err) {
-		fprintf(stderr, "%s: failed to read histograms: %s\n", tool_name, strerror(-err));
+		fprintf(stderr, "%s: failed to read the maps: %s\n", tool_name, strerror(-err));
 		free(e);
 		return err;
 	}
+	job_stats_delta(&d, &cur, &prev);
+	prog_misses_update(misses, true);
 	qsort(e, n, sizeof(*e), cmp_entry);
 	if (env.json) {
-		printf("{\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\",\"unit\":\"%s\","
-		       "\"group\":\"%s\",\"clamped\":%llu,\"noirq\":%llu,\"nodev\":%llu,\"groups\":[",
-		       time_str(), mono_ns(), attach, unit_name(env.unit), group_name(env.group),
-		       (unsigned long long)(clamped - prev_clamped),
-		       (unsigned long long)(noirq - prev_noirq),
-		       (unsigned long long)(nodev - prev_nodev));
+		printf("{\"schema_version\":%d,\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\","
+		       "\"unit\":\"%s\",\"group\":\"%s\",\"failed_in_histograms\":%s,"
+		       "\"job_table_size\":%u", FRAC_JSON_SCHEMA, time_str(), mono_ns(), attach,
+		       unit_name(env.unit), group_name(env.group), env.by_status ? "true" : "false",
+		       env.max_jobs);
+		print_job_stats_json(&d, misses);
+		printf(",\"groups\":[");
 		for (i = 0; i < n; i++) {
 			if (i)
 				printf(",");
@@ -265,15 +289,11 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach)
 				print_hist(&e[i].h.stage[s], env.unit, env.linear, env.step);
 			}
 		}
-		printf("\nclamped %llu  no-irq %llu  no-device-times %llu\n",
-		       (unsigned long long)(clamped - prev_clamped),
-		       (unsigned long long)(noirq - prev_noirq),
-		       (unsigned long long)(nodev - prev_nodev));
+		printf("\n");
+		print_job_stats_text(&d, misses, env.by_status ? "" :
+				     "  (failed jobs are not in the histograms; -S shows them)");
 	}
 	fflush(stdout);
-	prev_clamped = clamped;
-	prev_noirq = noirq;
-	prev_nodev = nodev;
 	free(e);
 	return 0;
 }
@@ -287,6 +307,7 @@ int main(int argc, char **argv)
 		.doc = argp_program_doc,
 	};
 	struct fraclat_bpf *obj = NULL;
+	struct prog_misses misses;
 	const char *attach;
 	bool tp_btf;
 	int err;
@@ -308,6 +329,9 @@ int main(int argc, char **argv)
 	}
 
 	obj->rodata->targ_group = env.group;
+	obj->rodata->targ_by_status = env.by_status;
+	obj->rodata->job_mask = env.max_jobs - 1;
+	bpf_map__set_max_entries(obj->maps.jobs, env.max_jobs);
 	obj->rodata->need_comm = env.group == GROUP_PID;
 	obj->rodata->targ_unit = env.unit;
 	obj->rodata->targ_linear = env.linear;
@@ -321,6 +345,8 @@ int main(int argc, char **argv)
 
 	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_job_submit");
 	attach = tp_btf ? "tp_btf" : "raw_tp";
+	if (!tp_btf)
+		report_fallback("raw_tp", "tp_btf", env.no_btf);
 	select_progs(obj->obj, tp_btf, false);
 
 	err = fraclat_bpf__load(obj);
@@ -334,6 +360,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	prog_misses_init(&misses, obj->obj);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 
@@ -345,7 +372,7 @@ int main(int argc, char **argv)
 		sleep(env.interval);
 		if (!env.json)
 			printf("\n");
-		err = print_hists(obj, attach);
+		err = print_hists(obj, attach, &misses);
 		if (err)
 			break;
 		if (exiting || --env.times == 0)

@@ -16,6 +16,8 @@ enum fraclat_group {
 struct fraclat_key {
 	__u32 dev;
 	__u32 id;	/* queue, op or pid (GROUP_*), else 0 */
+	__u32 status;	/* enum frac_status_class: 0 (ok) unless -S */
+	__u32 pad;
 };
 
 /* The histograms of one group, one per stage (a per-CPU map value). */

@@ -11,10 +11,18 @@
  * holds every tracer's submit -> fence-signalled interval, and its device
  * time from the completion record, which that interval holds.
  *
+ *
+ * A flood (-D as large as -n) submits every job before it waits for any. Its
+ * own ground truth of how many were in flight at once: right after the last
+ * SUBMIT it polls every job (WAIT with timeout 0); "inflight_after_submit" is
+ * how many had not ended then, a lower bound of the jobs in flight together
+ * (each of them was in flight from its SUBMIT to after the last one's).
+ *
  * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-j]
  *   QUEUES  comma-separated queue numbers (default 0)
  *   OPS     comma-separated ops: nop, copy, fill, crc32c, gemm, timestamp (default copy)
  *   SIZE    bytes per copy/fill/crc32c, a multiple of 4096 (default 16384)
+ *   DEPTH   jobs in flight at most, 1..4096 (DRM_FRAC_MAX_UNWAITED; default 4)
  *   -j      print the summary as one JSON object
  */
 #include <errno.h>
@@ -30,7 +38,7 @@
 
 #define MAX_QUEUES	16
 #define MAX_OPS		16
-#define MAX_DEPTH	64
+#define MAX_DEPTH	DRM_FRAC_MAX_UNWAITED	/* job ids a file may hold */
 #define GEMM_DIM	16
 
 static const char *const op_names[] = { "nop", "copy", "fill", "crc32c", "gemm", "timestamp" };
@@ -84,6 +92,7 @@ static unsigned long parse_num(const char *s, const char *what, unsigned long ma
 struct inflight {
 	uint32_t id;
 	unsigned int op;
+	bool done;		/* seen ended by the poll after the last SUBMIT */
 	unsigned long n;	/* index in the job records */
 };
 
@@ -103,6 +112,20 @@ static unsigned long long mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Record the end of a job: WAIT returned @ret and, on success, @res. */
+static void job_ended(struct job_rec *r, unsigned int op, int ret,
+		      const struct frac_job_result *res, int *failed)
+{
+	r->done_ns = mono_ns();
+	r->status = ret ? ret : res->status;
+	r->dev_ns = ret ? 0 : res->t_end - res->t_start;
+	if (ret || res->status) {
+		fprintf(stderr, "fracload: %s job failed: %s\n", op_names[op],
+			strerror(ret ? -ret : -res->status));
+		(*failed)++;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int queues[MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { 1 };
@@ -110,7 +133,9 @@ int main(int argc, char **argv)
 	unsigned long per_queue[MAX_QUEUES] = { 0 }, per_op[NR_OPS] = { 0 };
 	unsigned long long job_bytes[NR_OPS] = { 0 }, bo_bytes = 0;
 	struct frac_bo src = {}, dst = {}, ga = {}, gb = {}, gc = {};
-	struct inflight fl[MAX_DEPTH];
+	static struct inflight fl[MAX_DEPTH];
+	unsigned long inflight_after_submit = 0;
+	bool polled = false;
 	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
 	unsigned long i, head = 0, tail = 0;
 	bool json = false, need_gemm = false, need_buf = false;
@@ -236,25 +261,36 @@ int main(int argc, char **argv)
 			recs[i].id = fl[head % MAX_DEPTH].id;
 			fl[head % MAX_DEPTH].n = i;
 			fl[head % MAX_DEPTH].op = op;
+			fl[head % MAX_DEPTH].done = false;
 			head++;
 			per_queue[q]++;
 			per_op[op]++;
 			i++;
 			continue;
 		}
-		ret = frac_wait(&dev, fl[tail % MAX_DEPTH].id, -1, &res);
-		{
-			struct job_rec *r = &recs[fl[tail % MAX_DEPTH].n];
+		if (i == njobs && !polled) {
+			/* Every job is submitted: which have not ended yet? */
+			unsigned long k;
 
-			r->done_ns = mono_ns();
-			r->status = ret ? ret : res.status;
-			r->dev_ns = ret ? 0 : res.t_end - res.t_start;
+			for (k = tail; k < head; k++) {
+				struct inflight *f = &fl[k % MAX_DEPTH];
+
+				ret = frac_wait(&dev, f->id, 0, &res);
+				if (ret == -ETIME) {
+					inflight_after_submit++;
+					continue;
+				}
+				f->done = true;
+				job_ended(&recs[f->n], f->op, ret, &res, &failed);
+			}
+			polled = true;
+			continue;
 		}
-		if (ret || res.status) {
-			fprintf(stderr, "fracload: %s job failed: %s\n",
-				op_names[fl[tail % MAX_DEPTH].op],
-				strerror(ret ? -ret : -res.status));
-			failed++;
+		if (!fl[tail % MAX_DEPTH].done) {
+			struct inflight *f = &fl[tail % MAX_DEPTH];
+
+			ret = frac_wait(&dev, f->id, -1, &res);
+			job_ended(&recs[f->n], f->op, ret, &res, &failed);
 		}
 		tail++;
 	}
@@ -269,8 +305,10 @@ int main(int argc, char **argv)
 	if (json) {
 		const char *sep = "";
 
-		printf("{\"pid\":%d,\"jobs\":%lu,\"failed\":%d,\"host_bos\":%d,"
-		       "\"host_bo_bytes\":%llu,\"queues\":{", getpid(), njobs, failed, nbos, bo_bytes);
+		printf("{\"schema_version\":2,\"pid\":%d,\"jobs\":%lu,\"failed\":%d,"
+		       "\"inflight_after_submit\":%lu,\"host_bos\":%d,\"host_bo_bytes\":%llu,"
+		       "\"queues\":{", getpid(), njobs, failed, inflight_after_submit, nbos,
+		       bo_bytes);
 		for (i = 0; i < MAX_QUEUES; i++) {
 			if (per_queue[i]) {
 				printf("%s\"%lu\":%lu", sep, i, per_queue[i]);

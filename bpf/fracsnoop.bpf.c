@@ -10,23 +10,21 @@
 #include "fracsnoop.h"
 #include "frac_job.bpf.h"
 
-__u64 nr_dropped = 0;	/* events the ring buffer had no room for */
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-static __always_inline void frac_job_done(const struct job_key *key, const struct job_info *j,
-					  const __u64 *stages)
+static __always_inline bool frac_job_done(const struct job_key *key, const struct job_info *j,
+					  const __u64 *stages, struct job_stats *st)
 {
 	struct event *e;
 	int i;
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&nr_dropped, 1);
-		return;
+		st->rb_dropped++;
+		return false;
 	}
 	e->ts = j->ts[TS_SIGNAL];
 #pragma unroll
@@ -46,6 +44,7 @@ static __always_inline void frac_job_done(const struct job_key *key, const struc
 	e->flags = j->flags;
 	__builtin_memcpy(e->comm, j->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+	return true;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -24,8 +24,11 @@ static struct env {
 	unsigned long long duration;
 	bool json;
 	bool no_btf;
+	unsigned int max_jobs;
 	int npos;
-} env;
+} env = {
+	.max_jobs = JOB_TABLE_DEFAULT,
+};
 
 static volatile sig_atomic_t exiting;
 static unsigned long long start_ns;
@@ -37,15 +40,17 @@ static const char argp_program_doc[] =
 "Columns: SUB>RUN submit -> run, RUN>DEV run -> device start, DEVICE device\n"
 "execution, END>IRQ device end -> interrupt, IRQ>SIG interrupt -> fence\n"
 "signalled, TOTAL submit -> fence signalled (the sum of the five).\n"
+"Jobs that ended but could not be shown are counted: a \"lost\" line (a\n"
+"JSON object of \"type\":\"stats\") each second something was lost, and at exit.\n"
 "\n"
-"USAGE: fracsnoop [--help] [-d DEV] [-q QUEUE] [-p PID] [-j] [duration]\n"
+"USAGE: fracsnoop [--help] [-d DEV] [-q QUEUE] [-p PID] [-j] [--max-jobs N] [duration]\n"
 "\n"
 "EXAMPLES:\n"
 "    fracsnoop            # trace every job until Ctrl-C\n"
 "    fracsnoop -q 1       # jobs on queue 1 only\n"
 "    fracsnoop -j 10      # JSON lines (ns), for 10 seconds\n";
 
-enum { OPT_NO_BTF = 256 };
+enum { OPT_NO_BTF = 256, OPT_MAX_JOBS };
 
 static const struct argp_option opts[] = {
 	{ "dev", 'd', "DEV", 0, "Trace this device only (accel minor)", 0 },
@@ -53,6 +58,8 @@ static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace jobs submitted by this process only", 0 },
 	{ "json", 'j', NULL, 0, "JSON output, one object per job (times in ns)", 0 },
 	{ "no-btf", OPT_NO_BTF, NULL, 0, "Use raw_tp even when tp_btf works", 0 },
+	{ "max-jobs", OPT_MAX_JOBS, "N", 0,
+	  "Jobs in flight the job table holds (a power of 2, default 65536)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -85,6 +92,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_BTF:
 		env.no_btf = true;
 		break;
+	case OPT_MAX_JOBS:
+		env.max_jobs = parse_job_table_size(arg);
+		break;
 	case 'v':
 		tool_verbose = true;
 		break;
@@ -108,7 +118,7 @@ static void sig_handler(int sig)
 
 static const char *flags_str(__u32 flags)
 {
-	static char buf[32];
+	static char buf[64];
 
 	buf[0] = 0;
 	if (flags & JOB_F_CLAMPED)
@@ -117,6 +127,10 @@ static const char *flags_str(__u32 flags)
 		strcat(buf, "noirq ");
 	if (flags & JOB_F_NODEV)
 		strcat(buf, "nodev ");
+	if (flags & JOB_F_NORUN)
+		strcat(buf, "norun ");
+	if (flags & JOB_F_NOCOMPLETE)
+		strcat(buf, "nocomplete ");
 	if (buf[0])
 		buf[strlen(buf) - 1] = 0;
 	return buf;
@@ -134,29 +148,82 @@ static int handle_event(void *ctx, void *data, size_t size)
 	memcpy(comm, e->comm, TASK_COMM_LEN);
 	comm[TASK_COMM_LEN] = 0;
 	if (env.json) {
-		printf("{\"ts_ns\":%llu,\"comm\":", (unsigned long long)e->ts);
+		printf("{\"schema_version\":%d,\"type\":\"job\",\"ts_ns\":%llu,\"comm\":",
+		       FRAC_JSON_SCHEMA, (unsigned long long)e->ts);
 		print_json_str(comm);
 		printf(",\"pid\":%u,\"dev\":%u,\"queue\":%u,\"ctx\":%u,\"job\":%u,\"seqno\":%llu,"
 		       "\"op\":\"%s\",\"ncmds\":%u,\"prio\":%u,\"bytes\":%llu,\"status\":%d",
 		       e->pid, e->dev, e->queue, e->ctx, e->job, (unsigned long long)e->seqno,
 		       frac_op_name(e->op), e->ncmds, e->prio, (unsigned long long)e->bytes,
 		       e->status);
-		for (i = 0; i < NR_STAGES; i++)
-			printf(",\"%s_ns\":%llu", stage_keys[i], (unsigned long long)e->stages[i]);
-		printf(",\"clamped\":%s,\"noirq\":%s,\"nodev\":%s}\n",
+		for (i = 0; i < NR_STAGES; i++) {
+			if (stage_measured(e->flags, i))
+				printf(",\"%s_ns\":%llu,\"%s_reason\":null", stage_keys[i],
+				       (unsigned long long)e->stages[i], stage_keys[i]);
+			else
+				printf(",\"%s_ns\":null,\"%s_reason\":\"%s\"", stage_keys[i],
+				       stage_keys[i], e->flags & JOB_F_NORUN && i <= STAGE_RUN_START ?
+				       "frac_job_run not seen" : "frac_job_complete not seen");
+		}
+		printf(",\"clamped\":%s,\"noirq\":%s,\"nodev\":%s,\"norun\":%s,"
+		       "\"nocomplete\":%s}\n",
 		       e->flags & JOB_F_CLAMPED ? "true" : "false",
 		       e->flags & JOB_F_NOIRQ ? "true" : "false",
-		       e->flags & JOB_F_NODEV ? "true" : "false");
+		       e->flags & JOB_F_NODEV ? "true" : "false",
+		       e->flags & JOB_F_NORUN ? "true" : "false",
+		       e->flags & JOB_F_NOCOMPLETE ? "true" : "false");
 	} else {
 		printf("%-11.6f %-15s %-7u %-3u %-5u %-5u %-6u %-9s %10llu",
 		       e->ts > start_ns ? (e->ts - start_ns) / 1e9 : 0.0, comm, e->pid, e->dev,
 		       e->queue, e->ctx, e->job, frac_op_name(e->op),
 		       (unsigned long long)e->bytes);
-		for (i = 0; i < NR_STAGES; i++)
-			printf(" %9.1f", e->stages[i] / 1e3);
+		for (i = 0; i < NR_STAGES; i++) {
+			if (stage_measured(e->flags, i))
+				printf(" %9.1f", e->stages[i] / 1e3);
+			else
+				printf(" %9s", "-");
+		}
 		printf(" %6d%s%s\n", e->status, e->flags & ~JOB_F_COMPLETED ? " " : "",
 		       flags_str(e->flags));
 	}
+	return 0;
+}
+
+/*
+ * What was lost since the last report: as a "type":"stats" JSON object, or a
+ * "lost" line. @final: at exit, printed even when nothing was lost.
+ */
+static int report_stats(struct fracsnoop_bpf *obj, struct prog_misses *misses, bool final)
+{
+	static struct job_stats prev;
+	struct job_stats cur, d, p = prev;
+	int err;
+
+	err = job_stats_read(bpf_map__fd(obj->maps.job_stats), &cur);
+	if (err) {
+		fprintf(stderr, "%s: failed to read the counters: %s\n", tool_name, strerror(-err));
+		return err;
+	}
+	/* Since the last report: neither the counters nor the misses move on until printed. */
+	job_stats_delta(&d, &cur, &p);
+	prog_misses_update(misses, false);
+	if (!final && !job_stats_lost(&d, misses) && !d.table_full && !d.norun && !d.nocomplete &&
+	    !misses->total)
+		return 0;
+	prev = p;
+	if (env.json) {
+		printf("{\"schema_version\":%d,\"type\":\"stats\",\"final\":%s,\"ts_ns\":%llu,"
+		       "\"job_table_size\":%u", FRAC_JSON_SCHEMA, final ? "true" : "false", mono_ns(),
+		       env.max_jobs);
+		print_job_stats_json(&d, misses);
+		printf("}\n");
+	} else {
+		printf("%s", final ? "== at exit, since the last report:\n" : "== ");
+		print_job_stats_text(&d, misses, NULL);
+	}
+	for (err = 0; err < misses->n; err++)	/* exactly what was printed becomes the last */
+		misses->last[err] += misses->delta[err];
+	fflush(stdout);
 	return 0;
 }
 
@@ -170,7 +237,8 @@ int main(int argc, char **argv)
 	};
 	struct ring_buffer *rb = NULL;
 	struct fracsnoop_bpf *obj;
-	unsigned long long end_ns = 0;
+	struct prog_misses misses;
+	unsigned long long end_ns = 0, next_stats;
 	const char *attach;
 	bool tp_btf;
 	int err;
@@ -190,6 +258,8 @@ int main(int argc, char **argv)
 		report_bpf_error("failed to open BPF object", -errno);
 		return EXIT_FAIL;
 	}
+	obj->rodata->job_mask = env.max_jobs - 1;
+	bpf_map__set_max_entries(obj->maps.jobs, env.max_jobs);
 	obj->rodata->filter_dev = env.filter_dev;
 	obj->rodata->targ_dev = env.dev;
 	obj->rodata->filter_queue = env.filter_queue;
@@ -199,6 +269,8 @@ int main(int argc, char **argv)
 
 	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_job_submit");
 	attach = tp_btf ? "tp_btf" : "raw_tp";
+	if (!tp_btf)
+		report_fallback("raw_tp", "tp_btf", env.no_btf);
 	select_progs(obj->obj, tp_btf, false);
 
 	err = fracsnoop_bpf__load(obj);
@@ -218,10 +290,12 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	prog_misses_init(&misses, obj->obj);
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 
 	start_ns = mono_ns();
+	next_stats = start_ns + NSEC_PER_SEC;
 	if (env.duration)
 		end_ns = start_ns + env.duration * NSEC_PER_SEC;
 	fprintf(stderr, "Tracing FRAC jobs (%s)... Hit Ctrl-C to end.\n", attach);
@@ -245,17 +319,23 @@ int main(int argc, char **argv)
 		}
 		err = 0;
 		fflush(stdout);
+		if (mono_ns() >= next_stats) {
+			/* Events first, so a loss is reported after the jobs before it. */
+			ring_buffer__consume(rb);
+			err = report_stats(obj, &misses, false);
+			if (err)
+				break;
+			next_stats += NSEC_PER_SEC;
+		}
 		if (end_ns && mono_ns() >= end_ns)
 			break;
 	}
 	/* What is left in the buffer. */
-	if (!err)
+	if (!err) {
 		ring_buffer__consume(rb);
+		err = report_stats(obj, &misses, true);
+	}
 	fflush(stdout);
-	if (obj->bss->nr_dropped || obj->bss->nr_clamped)
-		fprintf(stderr, "%s: %llu events dropped, %llu device times clamped\n", tool_name,
-			(unsigned long long)obj->bss->nr_dropped,
-			(unsigned long long)obj->bss->nr_clamped);
 
 cleanup:
 	ring_buffer__free(rb);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -85,28 +87,25 @@ int libbpf_print_fn(enum libbpf_print_level level, const char *format, va_list a
 #define CAP_PERFMON	38
 #define CAP_BPF		39
 
-static bool has_bpf_caps(void)
+/* Effective capabilities (capget), whatever the euid: root may have dropped them. */
+static bool cap_effective(int cap, bool *known)
 {
-	unsigned long long eff = 0;
-	char line[256];
-	bool found = false;
-	FILE *f;
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
 
-	if (geteuid() == 0)
-		return true;
-	f = fopen("/proc/self/status", "r");
-	if (!f)
+	if (syscall(SYS_capget, &hdr, data)) {
+		*known = false;
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			found = true;
-			break;
-		}
 	}
-	fclose(f);
-	if (!found)
-		return false;
-	return (eff >> CAP_SYS_ADMIN & 1) || ((eff >> CAP_BPF & 1) && (eff >> CAP_PERFMON & 1));
+	*known = true;
+	return data[cap / 32].effective >> (cap % 32) & 1;
+}
+
+bool have_cap(int cap)
+{
+	bool known;
+
+	return cap_effective(cap, &known);
 }
 
 static bool frac_module_loaded(void)
@@ -116,14 +115,19 @@ static bool frac_module_loaded(void)
 
 bool frac_check_env(void)
 {
+	bool known;
+
 	if (!frac_module_loaded()) {
 		fprintf(stderr, "%s: %s module not loaded (no frac tracepoints)\n", tool_name,
 			FRAC_MODULE);
 		return false;
 	}
-	if (!has_bpf_caps()) {
-		fprintf(stderr, "%s: permission denied: run as root (needs CAP_BPF and CAP_PERFMON, "
-			"or CAP_SYS_ADMIN)\n", tool_name);
+	if (!cap_effective(CAP_SYS_ADMIN, &known) && known &&
+	    !(have_cap(CAP_BPF) && have_cap(CAP_PERFMON))) {
+		fprintf(stderr, "%s: permission denied: needs CAP_BPF and CAP_PERFMON (and "
+			"CAP_SYS_ADMIN for tp_btf/fentry), effective: %s%s%s\n", tool_name,
+			have_cap(CAP_BPF) ? "CAP_BPF " : "", have_cap(CAP_PERFMON) ? "CAP_PERFMON " : "",
+			!have_cap(CAP_BPF) && !have_cap(CAP_PERFMON) ? "neither" : "only");
 		return false;
 	}
 	return true;
@@ -134,7 +138,10 @@ void report_bpf_error(const char *what, int err)
 	if (err < 0)
 		err = -err;
 	if (err == EPERM || err == EACCES)
-		fprintf(stderr, "%s: %s: permission denied (run as root)\n", tool_name, what);
+		fprintf(stderr, "%s: %s: permission denied (%s)\n", tool_name, what,
+			!have_cap(CAP_SYS_ADMIN) ?
+			"without CAP_SYS_ADMIN; under perf_event_paranoid > 2 kprobes need it" :
+			"with CAP_SYS_ADMIN: a security module or a lockdown?");
 	else if (err == ENOENT && !frac_module_loaded())
 		fprintf(stderr, "%s: %s module not loaded (no frac tracepoints)\n", tool_name,
 			FRAC_MODULE);
@@ -143,22 +150,44 @@ void report_bpf_error(const char *what, int err)
 			tool_verbose ? "" : " (-v shows libbpf's log)");
 }
 
+void report_fallback(const char *chosen, const char *instead_of, bool forced)
+{
+	fprintf(stderr, "%s: attaching with %s, not %s: %s\n", tool_name, chosen, instead_of,
+		forced ? "--no-btf" : probe_why);
+}
+
 /* ---- probes --------------------------------------------------------------------- */
+
+char probe_why[256];
+
+static void probe_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void probe_failed(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(probe_why, sizeof(probe_why), fmt, ap);
+	va_end(ap);
+}
 
 /* fd of the kernel BTF object named @module, its id in *id; -errno if none. */
 static int module_btf_fd(const char *module, __u32 *id)
 {
 	__u32 next = 0;
+	int err;
 
-	while (!bpf_btf_get_next_id(next, &next)) {
+	while (!(err = bpf_btf_get_next_id(next, &next))) {
 		struct bpf_btf_info info = {};
 		__u32 len = sizeof(info);
 		char name[64] = "";
 		int fd;
 
 		fd = bpf_btf_get_fd_by_id(next);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EPERM)
+				return -EPERM;
 			continue;
+		}
 		info.name = (__u64)(unsigned long)name;
 		info.name_len = sizeof(name);
 		if (!bpf_btf_get_info_by_fd(fd, &info, &len) && info.kernel_btf &&
@@ -168,10 +197,14 @@ static int module_btf_fd(const char *module, __u32 *id)
 		}
 		close(fd);
 	}
-	return -ENOENT;
+	return errno == EPERM ? -EPERM : -ENOENT;
 }
 
-/* Load a do-nothing tracing program against @name (@kind) in @module's BTF. */
+/*
+ * Load a do-nothing tracing program against @name (@kind) in @module's BTF
+ * and attach it, as libbpf-tools' fentry_can_attach(): loading alone does not
+ * show that the attach works. On failure probe_why says why.
+ */
 static bool probe_tracing(const char *module, const char *name, __u32 kind,
 			  enum bpf_attach_type type)
 {
@@ -180,33 +213,60 @@ static bool probe_tracing(const char *module, const char *name, __u32 kind,
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	struct btf *vmlinux = NULL, *btf = NULL;
-	int btf_fd, prog_fd = -1, tid;
+	int btf_fd, prog_fd = -1, link_fd = -1, tid;
 	__u32 id;
 
 	btf_fd = module_btf_fd(module, &id);
-	if (btf_fd < 0)
+	if (btf_fd == -EPERM) {
+		probe_failed("looking up the %s module's BTF needs CAP_SYS_ADMIN "
+			     "(BPF_BTF_GET_NEXT_ID: EPERM)", module);
 		return false;
+	}
+	if (btf_fd < 0) {
+		probe_failed("no BTF of the %s module", module);
+		return false;
+	}
 	vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux)
+	if (!vmlinux) {
+		probe_failed("no kernel BTF: %s", strerror(errno));
 		goto out;
+	}
 	btf = btf__load_from_kernel_by_id_split(id, vmlinux);
-	if (!btf)
+	if (!btf) {
+		probe_failed("reading the %s module's BTF: %s", module, strerror(errno));
 		goto out;
+	}
 	tid = btf__find_by_name_kind(btf, name, kind);
-	if (tid > 0) {
+	if (tid <= 0) {
+		probe_failed("no %s in the %s module's BTF", name, module);
+		goto out;
+	}
+	{
 		LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
 			    .attach_btf_id = tid, .attach_btf_obj_fd = btf_fd);
 
 		prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
 					sizeof(insns) / sizeof(insns[0]), &opts);
 	}
+	if (prog_fd < 0) {
+		probe_failed("loading a probe on %s: %s", name, strerror(errno));
+		goto out;
+	}
+	if (type == BPF_TRACE_RAW_TP)
+		link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+	else
+		link_fd = bpf_link_create(prog_fd, 0, type, NULL);
+	if (link_fd < 0)
+		probe_failed("attaching a probe to %s: %s", name, strerror(errno));
 out:
 	btf__free(btf);
 	btf__free(vmlinux);
 	close(btf_fd);
-	if (prog_fd < 0)
+	if (prog_fd >= 0)
+		close(prog_fd);
+	if (link_fd < 0)
 		return false;
-	close(prog_fd);
+	close(link_fd);
 	return true;
 }
 
@@ -220,7 +280,8 @@ bool probe_tp_btf_module(const char *module, const char *tp)
 
 bool probe_fentry_module(const char *module, const char *func)
 {
-	return probe_tracing(module, func, BTF_KIND_FUNC, BPF_TRACE_FENTRY);
+	return probe_tracing(module, func, BTF_KIND_FUNC, BPF_TRACE_FENTRY) &&
+	       probe_tracing(module, func, BTF_KIND_FUNC, BPF_TRACE_FEXIT);
 }
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -369,22 +430,25 @@ static void fine_bounds(int i, double *low, double *width)
 	*width = (double)(1ULL << (k - FINE_SUB_BITS));
 }
 
-double hist_percentile(const struct hist *h, double p)
+bool hist_percentile(const struct hist *h, double p, struct pct_est *out)
 {
-	unsigned long long total = 0, cum = 0;
-	double rank, low, width, v;
+	unsigned long long total = 0, cum = 0, rank;
+	double low, width, high;
 	int i;
 
 	for (i = 0; i < FINE_SLOTS; i++)
 		total += h->fine[i];
 	if (!total)
-		return 0;
-	rank = p * total;
+		return false;
+	/* Nearest rank: the ceil(p * total)-th smallest sample, 1-based. */
+	rank = (unsigned long long)(p * total);
+	if (rank < p * total)
+		rank++;
 	if (rank < 1)
 		rank = 1;
+	if (rank > total)
+		rank = total;
 	for (i = 0; i < FINE_SLOTS; i++) {
-		if (!h->fine[i])
-			continue;
 		if (cum + h->fine[i] >= rank)
 			break;
 		cum += h->fine[i];
@@ -392,13 +456,23 @@ double hist_percentile(const struct hist *h, double p)
 	if (i == FINE_SLOTS)
 		i = FINE_SLOTS - 1;
 	fine_bounds(i, &low, &width);
-	/* Interpolate within the bucket, then stay within the exact extremes. */
-	v = low + width * (rank - cum - 0.5) / h->fine[i];
-	if (v < (double)h->min)
-		v = h->min;
-	if (v > (double)h->max)
-		v = h->max;
-	return v;
+	/* Samples are whole ns: the bucket holds [low, low + width - 1]. */
+	high = low + width - 1;
+	if (low < (double)h->min)
+		low = h->min;
+	if (high > (double)h->max)
+		high = h->max;
+	if (high < low)	/* min/max and buckets summed from other intervals: keep the bucket */
+		high = low;
+	out->low = low;
+	out->high = high;
+	/* Interpolate within what is left of the bucket, never out of it. */
+	out->est = low + (high - low) * (rank - cum - 0.5) / h->fine[i];
+	if (out->est < low)
+		out->est = low;
+	if (out->est > high)
+		out->est = high;
+	return true;
 }
 
 static void print_val(double ns, int unit)
@@ -413,6 +487,21 @@ static void print_val(double ns, int unit)
 		printf("%.3f", v);
 }
 
+static void print_pct_text(const struct hist *h, const char *name, double p, int unit)
+{
+	struct pct_est e;
+
+	if (!hist_percentile(h, p, &e))
+		return;
+	printf("  %s ~", name);
+	print_val(e.est, unit);
+	printf(" [");
+	print_val(e.low, unit);
+	printf(", ");
+	print_val(e.high, unit);
+	printf("]");
+}
+
 void print_hist_summary(const struct hist *h, int unit)
 {
 	if (!h->count) {
@@ -423,13 +512,12 @@ void print_hist_summary(const struct hist *h, int unit)
 	print_val(h->min, unit);
 	printf("  avg ");
 	print_val((double)h->sum / h->count, unit);
-	printf("  p50 ");
-	print_val(hist_percentile(h, 0.50), unit);
-	printf("  p99 ");
-	print_val(hist_percentile(h, 0.99), unit);
+	print_pct_text(h, "p50", 0.50, unit);
+	print_pct_text(h, "p99", 0.99, unit);
 	printf("  max ");
 	print_val(h->max, unit);
-	printf("  (%s)\n", unit_name(unit));
+	printf("  (%s; ~ bucket estimate, [] its bucket: the exact percentile lies there)\n",
+	       unit_name(unit));
 }
 
 void print_hist(const struct hist *h, int unit, bool linear, unsigned int step)
@@ -441,6 +529,18 @@ void print_hist(const struct hist *h, int unit, bool linear, unsigned int step)
 	print_hist_summary(h, unit);
 }
 
+static void print_pct_json(const struct hist *h, const char *name, double p)
+{
+	struct pct_est e;
+
+	if (!hist_percentile(h, p, &e)) {
+		printf(",\"%s_ns\":null,\"%s_low_ns\":null,\"%s_high_ns\":null", name, name, name);
+		return;
+	}
+	printf(",\"%s_ns\":%.0f,\"%s_low_ns\":%.0f,\"%s_high_ns\":%.0f", name, e.est, name, e.low,
+	       name, e.high);
+}
+
 void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int step)
 {
 	bool first = true;
@@ -449,10 +549,16 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
 	printf("{\"count\":%llu,\"sum_ns\":%llu", (unsigned long long)h->count,
 	       (unsigned long long)h->sum);
 	if (h->count)
-		printf(",\"min_ns\":%llu,\"avg_ns\":%.0f,\"p50_ns\":%.0f,\"p99_ns\":%.0f,"
-		       "\"max_ns\":%llu", (unsigned long long)h->min, (double)h->sum / h->count,
-		       hist_percentile(h, 0.50), hist_percentile(h, 0.99),
+		printf(",\"min_ns\":%llu,\"avg_ns\":%.0f,\"max_ns\":%llu,\"null_reason\":null",
+		       (unsigned long long)h->min, (double)h->sum / h->count,
 		       (unsigned long long)h->max);
+	else
+		printf(",\"min_ns\":null,\"avg_ns\":null,\"max_ns\":null,"
+		       "\"null_reason\":\"no samples\"");
+	print_pct_json(h, "p50", 0.50);
+	print_pct_json(h, "p99", 0.99);
+	printf(",\"percentiles\":\"bucket estimates: the nearest-rank value lies in "
+	       "[pN_low_ns, pN_high_ns], log-linear buckets of 1/%d of a power of 2\"", FINE_SUB);
 	printf(",\"unit\":\"%s\",\"buckets\":[", unit_name(unit));
 	for (i = 0; i < MAX_SLOTS; i++) {
 		unsigned long long low, high;
@@ -470,13 +576,188 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
 		}
 		printf("%s{\"low\":%llu,", first ? "" : ",", low);
 		if (i == MAX_SLOTS - 1 && linear)
-			printf("\"high\":null,");
+			printf("\"high\":null,\"high_reason\":\"overflow bucket\",");
 		else
 			printf("\"high\":%llu,", high);
 		printf("\"count\":%u}", h->slots[i]);
 		first = false;
 	}
 	printf("]}");
+}
+
+/* ---- job tables and losses ------------------------------------------------------- */
+
+const char *const status_names[NR_STATUS] = {
+	[STATUS_OK] = "ok",
+	[STATUS_CANCELLED] = "cancelled",
+	[STATUS_TIMEDOUT] = "timedout",
+	[STATUS_EIO] = "eio",
+	[STATUS_ENODEV] = "enodev",
+	[STATUS_OTHER] = "other",
+};
+
+unsigned int parse_job_table_size(const char *arg)
+{
+	unsigned long long v;
+
+	if (!parse_u64(arg, JOB_TABLE_MIN, JOB_TABLE_MAX, &v) || (v & (v - 1)))
+		usage_error("invalid job table size '%s' (a power of 2, %u..%u)", arg,
+			    JOB_TABLE_MIN, JOB_TABLE_MAX);
+	return v;
+}
+
+int job_stats_read(int fd, struct job_stats *out)
+{
+	int ncpus = libbpf_num_possible_cpus(), cpu;
+	size_t i, nf = sizeof(*out) / sizeof(__u64);
+	struct job_stats *vals;
+	__u32 zero = 0;
+
+	if (ncpus < 0)
+		return ncpus;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	memset(out, 0, sizeof(*out));
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i < nf; i++)
+			((__u64 *)out)[i] += ((__u64 *)&vals[cpu])[i];
+	free(vals);
+	return 0;
+}
+
+void job_stats_delta(struct job_stats *d, const struct job_stats *cur, struct job_stats *prev)
+{
+	size_t i, nf = sizeof(*d) / sizeof(__u64);
+
+	for (i = 0; i < nf; i++)
+		((__u64 *)d)[i] = ((const __u64 *)cur)[i] - ((__u64 *)prev)[i];
+	*prev = *cur;
+}
+
+void prog_misses_init(struct prog_misses *m, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	memset(m, 0, sizeof(*m));
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog) || bpf_program__fd(prog) < 0 ||
+		    m->n == MAX_TOOL_PROGS)
+			continue;
+		m->name[m->n] = bpf_program__name(prog);
+		m->fd[m->n] = bpf_program__fd(prog);
+		m->n++;
+	}
+	prog_misses_update(m, true);
+}
+
+void prog_misses_update(struct prog_misses *m, bool commit)
+{
+	int i;
+
+	m->total = 0;
+	m->err = 0;
+	for (i = 0; i < m->n; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_prog_get_info_by_fd(m->fd[i], &info, &len)) {
+			m->err = -errno;
+			m->delta[i] = 0;
+			continue;
+		}
+		m->delta[i] = info.recursion_misses - m->last[i];
+		if (commit)
+			m->last[i] = info.recursion_misses;
+		m->total += m->delta[i];
+	}
+}
+
+unsigned long long prog_misses_of(const struct prog_misses *m, const char *prefix)
+{
+	unsigned long long n = 0;
+	int i;
+
+	for (i = 0; i < m->n; i++)
+		if (!strncmp(m->name[i], prefix, strlen(prefix)))
+			n += m->delta[i];
+	return n;
+}
+
+void prog_misses_print_json(const struct prog_misses *m)
+{
+	int i;
+
+	if (m->err) {
+		printf(",\"recursion_misses\":null,\"recursion_misses_reason\":");
+		print_json_str(strerror(-m->err));
+		printf(",\"recursion_misses_by_prog\":null");
+		return;
+	}
+	printf(",\"recursion_misses\":%llu,\"recursion_misses_reason\":null,"
+	       "\"recursion_misses_by_prog\":{", m->total);
+	for (i = 0; i < m->n; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", m->name[i], m->delta[i]);
+	printf("}");
+}
+
+unsigned long long job_stats_lost(const struct job_stats *d, const struct prog_misses *m)
+{
+	return d->unmatched + d->noid + d->hist_full + d->rb_dropped +
+	       prog_misses_of(m, "fence_signal");
+}
+
+void print_job_stats_text(const struct job_stats *d, const struct prog_misses *m,
+			  const char *failed_note)
+{
+	int i;
+
+	printf("clamped %llu  no-irq %llu  no-device-times %llu  no-run-event %llu  "
+	       "no-complete-event %llu\n", (unsigned long long)d->clamped,
+	       (unsigned long long)d->noirq, (unsigned long long)d->nodev,
+	       (unsigned long long)d->norun, (unsigned long long)d->nocomplete);
+	printf("ended:");
+	for (i = 0; i < NR_STATUS; i++)
+		printf(" %s %llu", status_names[i], (unsigned long long)d->status[i]);
+	printf("%s\n", failed_note ? failed_note : "");
+	printf("lost %llu: unmatched %llu (table full at submit %llu)  no-job-id %llu  "
+	       "hist-map-full %llu  ringbuf-full %llu  fence-signal-misses %llu",
+	       job_stats_lost(d, m), (unsigned long long)d->unmatched,
+	       (unsigned long long)d->table_full, (unsigned long long)d->noid,
+	       (unsigned long long)d->hist_full, (unsigned long long)d->rb_dropped,
+	       prog_misses_of(m, "fence_signal"));
+	if (m->err)
+		printf("  (recursion misses unknown: %s)", strerror(-m->err));
+	else
+		printf("  (bpf recursion misses, all programs: %llu)", m->total);
+	printf("\n");
+}
+
+void print_job_stats_json(const struct job_stats *d, const struct prog_misses *m)
+{
+	int i;
+
+	printf(",\"clamped\":%llu,\"noirq\":%llu,\"nodev\":%llu,\"norun\":%llu,\"nocomplete\":%llu",
+	       (unsigned long long)d->clamped, (unsigned long long)d->noirq,
+	       (unsigned long long)d->nodev, (unsigned long long)d->norun,
+	       (unsigned long long)d->nocomplete);
+	printf(",\"ended\":{");
+	for (i = 0; i < NR_STATUS; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", status_names[i],
+		       (unsigned long long)d->status[i]);
+	printf("},\"lost\":{\"total\":%llu,\"unmatched\":%llu,\"table_full\":%llu,\"noid\":%llu,"
+	       "\"hist_full\":%llu,\"rb_dropped\":%llu,\"fence_signal_misses\":%llu}",
+	       job_stats_lost(d, m), (unsigned long long)d->unmatched,
+	       (unsigned long long)d->table_full, (unsigned long long)d->noid,
+	       (unsigned long long)d->hist_full, (unsigned long long)d->rb_dropped,
+	       prog_misses_of(m, "fence_signal"));
+	prog_misses_print_json(m);
 }
 
 /* ---- maps ---------------------------------------------------------------------- */

@@ -12,9 +12,18 @@
 #include <bpf/libbpf.h>
 
 #include "frac_hist.h"
+#include "frac_job.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 #define FRAC_MODULE	"frac"
+
+/*
+ * The version of the tools' JSON: every object carries "schema_version".
+ * 2: schema_version; a field without a value is null with a "<field>_reason"
+ * (or "null_reason") beside it, never absent; percentiles with their bucket
+ * bounds; loss counters. Fields of version 1 keep their names and meaning.
+ */
+#define FRAC_JSON_SCHEMA	2
 
 /* Exit statuses of every tool. */
 #define EXIT_FAIL	1	/* could not trace (privileges, module, BPF) */
@@ -42,9 +51,18 @@ bool frac_check_env(void);
 /* Explain a failed load/attach (privileges, missing module) as well as we can. */
 void report_bpf_error(const char *what, int err);
 
-/* Run-time probes for the BTF-based attach types on a module's BTF. */
+/*
+ * Run-time probes for the BTF-based attach types on a module's BTF: a
+ * do-nothing program is loaded and attached (fentry: and fexit). On failure
+ * probe_why holds the reason, for report_fallback().
+ */
 bool probe_tp_btf_module(const char *module, const char *tp);
 bool probe_fentry_module(const char *module, const char *func);
+extern char probe_why[256];
+/* One stderr line: "<tool>: attaching with <chosen>, not <instead_of>: <why>". */
+void report_fallback(const char *chosen, const char *instead_of, bool forced);
+/* Is @cap (CAP_*) in the effective set (capget)? */
+bool have_cap(int cap);
 
 /*
  * Keep one program of each fallback pair: tp_btf or raw_tp, fentry/fexit or
@@ -58,8 +76,16 @@ unsigned long long unit_ns(int unit);		/* ns in one unit */
 void print_log2_hist(const unsigned int *vals, int vals_size, const char *val_type);
 void print_linear_hist(const unsigned int *vals, int vals_size, unsigned int base,
 		       unsigned int step, const char *val_type);
-/* Estimated percentile (0 < p <= 1) in ns, from the fine buckets. */
-double hist_percentile(const struct hist *h, double p);
+/*
+ * A percentile (0 < p <= 1) from the fine buckets: the nearest-rank value
+ * (the ceil(p * count)-th smallest sample) lies in [low, high] (ns): its
+ * fine bucket, narrowed by the exact min and max. @est is an interpolation
+ * inside that range: a bucket estimate, good to high - low. False if empty.
+ */
+struct pct_est {
+	double est, low, high;
+};
+bool hist_percentile(const struct hist *h, double p, struct pct_est *out);
 /* The histogram (log2 or linear) and its summary line in @unit. */
 void print_hist(const struct hist *h, int unit, bool linear, unsigned int step);
 void print_hist_summary(const struct hist *h, int unit);
@@ -81,6 +107,49 @@ int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_of
 		     void **out, size_t *n);
 void hist_merge(struct hist *dst, const struct hist *src, bool first);
 
+/* ---- job tables and what the job programs lose (fraclat, fracsnoop) ---- */
+#define JOB_TABLE_DEFAULT	65536	/* 16 files' full backlogs of DRM_FRAC_MAX_UNWAITED */
+#define JOB_TABLE_MIN		64
+#define JOB_TABLE_MAX		(1U << 22)
+/* --max-jobs: a power of 2 in [JOB_TABLE_MIN, JOB_TABLE_MAX]; usage_error otherwise. */
+unsigned int parse_job_table_size(const char *arg);
+/* Sum the per-CPU struct job_stats of the job_stats map. */
+int job_stats_read(int fd, struct job_stats *out);
+/* d = cur - prev, field by field; then prev = cur. */
+void job_stats_delta(struct job_stats *d, const struct job_stats *cur, struct job_stats *prev);
+
+/* recursion_misses of every loaded program of a tool (bpf_prog_info), per interval. */
+#define MAX_TOOL_PROGS	32
+struct prog_misses {
+	int n;
+	const char *name[MAX_TOOL_PROGS];
+	int fd[MAX_TOOL_PROGS];
+	unsigned long long last[MAX_TOOL_PROGS];
+	unsigned long long delta[MAX_TOOL_PROGS];	/* since the previous update */
+	unsigned long long total;			/* sum of delta */
+	int err;					/* -errno of a failed read, else 0 */
+};
+void prog_misses_init(struct prog_misses *m, struct bpf_object *obj);
+/* delta = misses since the last committed update; @commit: this one becomes the last. */
+void prog_misses_update(struct prog_misses *m, bool commit);
+/* The misses (delta) of the programs whose names start with @prefix. */
+unsigned long long prog_misses_of(const struct prog_misses *m, const char *prefix);
+/* ,"recursion_misses":N,"recursion_misses_by_prog":{"name":n,..} */
+void prog_misses_print_json(const struct prog_misses *m);
+
+/*
+ * The jobs a tool lost in one interval: unmatched + noid + hist_full +
+ * rb_dropped + the fence-signal programs' recursion misses (each a job end
+ * not seen).
+ */
+unsigned long long job_stats_lost(const struct job_stats *d, const struct prog_misses *m);
+/* Text lines: adjustments, ends by status, losses. */
+void print_job_stats_text(const struct job_stats *d, const struct prog_misses *m,
+			  const char *failed_note);
+/* ,"clamped":..,"noirq":..,...,"ended":{..},"lost":{..} */
+void print_job_stats_json(const struct job_stats *d, const struct prog_misses *m);
+extern const char *const status_names[NR_STATUS];
+
 /* JSON string (quoted, escaped). */
 void print_json_str(const char *s);
 
@@ -92,7 +161,6 @@ unsigned long long mono_ns(void);
 const char *time_str(void);
 
 /* Stage names of frac_job.h: for people, and JSON keys */
-#include "frac_job.h"
 extern const char *const stage_names[NR_STAGES];
 extern const char *const stage_keys[NR_STAGES];
 

@@ -26,7 +26,9 @@ mkdir -p "$OUT"
 TOOLS=(fraclat fracirq fracdma fracsnoop)
 N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
-PLAN=46
+FLOOD=256	# flood run: jobs in flight at once, on one queue behind a delayed first job
+TABLE=64	# the job table of fraclat and fracsnoop in the flood run (--max-jobs)
+PLAN=67
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -103,11 +105,13 @@ each_tool_fails() { # each_tool_fails PATTERN [PREFIX...]: every tool exits non-
 	return $bad
 }
 
-for t in "${TOOLS[@]}" fracload; do
+for t in "${TOOLS[@]}" fracload hist_test; do
 	[ -x "$BPF/$t" ] || { echo "# $BPF/$t not built (make -C bpf)"; finish "bpf tools not built"; }
 done
 
-# ---- arguments (no module needed) -----------------------------------------------------
+# ---- percentiles and arguments (no module needed) ---------------------------------------
+hist_test() { "$BPF/hist_test" > "$T/hist_test.txt" || { diag "$T/hist_test.txt"; return 1; }; }
+ok "percentiles: the exact nearest-rank value inside the bounds every tool prints" hist_test
 ok "fraclat: bad interval: one line, exit 2" \
 	one_line_err 2 "^fraclat: invalid interval 'x'$" "$BPF/fraclat" x
 ok "fracirq: bad count: one line, exit 2" \
@@ -143,6 +147,41 @@ ok "frac.ko loads" guest_load_frac || finish "the driver did not load"
 
 ok "every tool as nobody: 'permission denied', non-zero exit" \
 	each_tool_fails "permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups
+
+# Root is not privileged by its uid: without capabilities, one line; with CAP_BPF and CAP_PERFMON
+# only, the module's BTF cannot be looked up (CAP_SYS_ADMIN), so raw_tp, said in one line.
+caps() { setpriv --bounding-set "-all$1" --inh-caps "-all$1" "${@:2}"; }
+ok "every tool as root without capabilities: one 'permission denied' line, exit 1" eval \
+	'for t in "${TOOLS[@]}"; do one_line_err 1 "^$t: permission denied: needs CAP_BPF" \
+		caps "" "$BPF/$t" || return 1; done'
+bpf_perfmon_only() {
+	local t rc
+	for t in fraclat fracsnoop fracdma; do	# one 1 s interval (fracsnoop: 1 s), then exit
+		if [ $t = fracsnoop ]; then set -- 1; else set -- 1 1; fi
+		caps ",+bpf,+perfmon" "$BPF/$t" -j "$@" > "$T/err.out" 2> "$T/err.txt"
+		rc=$?
+		if [ $rc != 0 ] || ! grep -q "^$t: attaching with raw_tp, not tp_btf: looking up the frac module's BTF needs CAP_SYS_ADMIN" "$T/err.txt" ||
+			[ "$(grep -vc '^Tracing' "$T/err.txt")" != 1 ]; then
+			echo "# $t: exit $rc, stderr:"; diag "$T/err.txt"; return 1
+		fi
+	done
+}
+ok "fraclat, fracsnoop, fracdma with CAP_BPF+CAP_PERFMON: raw_tp, and one line why" \
+	bpf_perfmon_only
+irq_perfmon_only() { # kprobes are perf events: perf_event_paranoid > 2 needs CAP_SYS_ADMIN
+	local rc paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	caps ",+bpf,+perfmon" "$BPF/fracirq" -j 1 1 > "$T/err.out" 2> "$T/err.txt"
+	rc=$?
+	grep -q "^fracirq: attaching with kprobe/kretprobe, not fentry/fexit: looking up" \
+		"$T/err.txt" || { diag "$T/err.txt"; return 1; }
+	if [ "$paranoid" -gt 2 ]; then
+		[ $rc = 1 ] && tail -n 1 "$T/err.txt" | grep -q "^fracirq: .*permission denied.*perf_event_paranoid"
+	else
+		[ $rc = 0 ]
+	fi || { echo "# paranoid $paranoid, exit $rc:"; diag "$T/err.txt"; return 1; }
+}
+ok "fracirq with CAP_BPF+CAP_PERFMON: kprobes, said why; under perf_event_paranoid > 2 refused in words" \
+	irq_perfmon_only
 
 # ---- main run: tp_btf + fentry, with bpftrace and trace-cmd on the same events ----------
 # Attach order matters for the comparison: a tracepoint runs its probes in the order they
@@ -219,6 +258,43 @@ stop_fallback() {
 ok "every tool exits cleanly on SIGINT" stop_fallback
 python3 "$CHECK" fallback "$D" > "$T/check.out" 2>&1
 tap < "$T/check.out"
+
+# ---- flood: more jobs in flight than the job table holds -------------------------------
+# fraclat and fracsnoop with a job table of $TABLE slots; the first job of queue 0 takes 3 s
+# longer (fault injection "latency", under the 5 s job timeout), so the $FLOOD jobs queued
+# behind it are in flight together: fracload says how many had not ended right after its last
+# SUBMIT. Then jobs that fail: 8 copies on queue 1, the first 3 failed by the device ("error").
+# check.py: every job the workload submitted is either measured or reported lost, exactly.
+D=$T/flood; mkdir -p "$D"
+FI=/sys/kernel/debug/accel/$(guest_bdf)/inject_fault
+start_flood() {
+	bg lat "$BPF/fraclat" -j --max-jobs $TABLE && wait_for "$T/lat.err" "^Tracing" || return 1
+	bg snoop "$BPF/fracsnoop" -j --max-jobs $TABLE && wait_for "$T/snoop.err" "^Tracing" ||
+		return 1
+}
+if [ -w "$FI" ]; then
+	ok "fraclat and fracsnoop attach with --max-jobs $TABLE" start_flood
+	ok "fracload: $FLOOD jobs submitted before any is waited for" eval \
+		'echo "latency 0 3000" > "$FI" && run_load "$D" -n $FLOOD -q 0 -o nop -D $FLOOD'
+	run_failing() { # fracload exits 1 when jobs failed: its JSON says which
+		echo "error 1 3" > "$FI" || return 1
+		taskset -c 0 "$BPF/fracload" -j -n 8 -q 1 -o copy -s 4096 > "$D/load2.json" \
+			2> "$T/load.err"
+		[ $? = 1 ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["failed"] != 3)' \
+			"$D/load2.json" || { diag "$T/load.err"; return 1; }
+		sleep 2
+	}
+	ok "fracload: 8 jobs on queue 1, 3 of them failed by the device" run_failing
+	stop_flood() {
+		stop_all || { diag "$T"/*.err; return 1; }
+		mv "$T/lat.out" "$D/lat.json"; mv "$T/snoop.out" "$D/snoop.json"
+	}
+	ok "fraclat and fracsnoop exit cleanly on SIGINT" stop_flood
+	python3 "$CHECK" flood "$D" $TABLE > "$T/check.out" 2>&1
+	tap < "$T/check.out"
+else
+	for i in $(seq 13); do skip "flood run" "no $FI (fault-injection=on)"; done
+fi
 
 # ---- text output, interval and count ----------------------------------------------------
 D=$T/text; mkdir -p "$D"

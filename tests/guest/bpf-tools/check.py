@@ -3,6 +3,9 @@
 
 Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
        check.py fallback DIR  the raw_tp/kprobe run: every tool, fraclat -O
+       check.py flood DIR N   fraclat and fracsnoop with a job table of N slots, a
+                              flood of more jobs in flight (load.json), then jobs
+                              that fail (load2.json)
 
 DIR holds load.json (fracload -j, with each job's own ground truth), lat.json,
 snoop.json, irq.json, dma.json (the tools' -j output) and, for main, trace.txt
@@ -18,6 +21,8 @@ import re
 import sys
 
 STAGES = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
+SCHEMA = 2
+EIO = -5
 def load_json_lines(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -33,8 +38,30 @@ class Checker:
             self.cache[name] = load_json_lines(f"{self.d}/{name}")
         return self.cache[name]
 
-    def load(self):
-        return self.get("load.json")[0]
+    def load(self, name="load.json"):
+        return self.get(name)[0]
+
+    def snoop(self):
+        """fracsnoop's job events (its other objects are "type": "stats")."""
+        return [e for e in self.get("snoop.json") if e["type"] == "job"]
+
+    def lost(self, name):
+        """The "lost" counters of a tool's objects, summed (fraclat: one object per
+        interval; fracsnoop: its "stats" objects)."""
+        acc = {}
+        for obj in self.get(name):
+            if "lost" in obj:
+                for k, v in obj["lost"].items():
+                    acc[k] = acc.get(k, 0) + v
+        return acc
+
+    def ended(self):
+        """fraclat's "ended" counters (measured jobs by status), summed."""
+        acc = {}
+        for obj in self.get("lat.json"):
+            for k, v in obj["ended"].items():
+                acc[k] = acc.get(k, 0) + v
+        return acc
 
     def lat_total(self):
         """fraclat's groups summed over its intervals: {stage: [count, sum, min, max]}."""
@@ -88,7 +115,7 @@ def common_checks(c, attach_lat, attach_irq):
         return parts == acc["total"][1], f"stage sums {parts} ns, total {acc['total'][1]} ns"
 
     def snoop_jobs():
-        ld, ev = c.load(), c.get("snoop.json")
+        ld, ev = c.load(), c.snoop()
         keys = {(e["dev"], e["queue"], e["ctx"], e["job"]) for e in ev}
         queues, ops = {}, {}
         for e in ev:
@@ -100,14 +127,14 @@ def common_checks(c, attach_lat, attach_irq):
             f"queues {queues} vs {ld['queues']}", f"ops {ops} vs {ld['ops']}"
 
     def snoop_sums():
-        bad = [e for e in c.get("snoop.json")
+        bad = [e for e in c.snoop()
                if sum(e[st + "_ns"] for st in STAGES) != e["total_ns"]]
-        return bool(c.get("snoop.json")) and not bad, *[f"does not add up: {e}" for e in bad[:3]]
+        return bool(c.snoop()) and not bad, *[f"does not add up: {e}" for e in bad[:3]]
 
     def snoop_bytes():
         ld = c.load()
         got = {}
-        for e in c.get("snoop.json"):
+        for e in c.snoop():
             got[e["op"]] = got.get(e["op"], 0) + e["bytes"]
         return got == ld["job_bytes"], f"bytes per op {got} vs {ld['job_bytes']}"
 
@@ -136,8 +163,21 @@ def common_checks(c, attach_lat, attach_irq):
         return got.get("map") == want and got.get("unmap") == want, \
             f"map/unmap [count, bytes]: {got}, fracload: {want}"
 
+    def schema():
+        bad = {f: sum(1 for o in c.get(f) if o.get("schema_version") != SCHEMA)
+               for f in ("lat.json", "snoop.json", "irq.json", "dma.json")}
+        return not any(bad.values()), f"objects without schema_version {SCHEMA}: {bad}"
+
+    def nothing_lost():
+        got = {f: c.lost(f) for f in ("lat.json", "snoop.json")}
+        finals = [o for o in c.get("snoop.json") if o["type"] == "stats" and o["final"]]
+        ok = all(v.get("total", 0) == 0 for v in got.values()) and len(finals) == 1
+        return ok, f"lost: {got}", f"fracsnoop final stats objects: {len(finals)}"
+
     return [
         ("JSON output of every tool parses", parses),
+        (f"every JSON object has schema_version {SCHEMA}", schema),
+        ("fraclat and fracsnoop report no job lost, fracsnoop its final counters", nothing_lost),
         (f"attach types {attach_lat} / {attach_irq}", attach),
         ("fraclat counts every job in every stage", lat_counts),
         ("fraclat stage sums add up to the total", lat_sums),
@@ -161,7 +201,7 @@ def truth_checks(c):
 
     def snoop_in_windows():
         w, bad = windows(), []
-        for e in c.get("snoop.json"):
+        for e in c.snoop():
             j = w.get((e["queue"], e["job"]))
             if j is None:
                 bad.append(f"job q{e['queue']}/{e['job']}: not the workload's")
@@ -169,7 +209,7 @@ def truth_checks(c):
                 bad.append(f"job q{e['queue']}/{e['job']}: total {e['total_ns']} ns outside "
                            f"[device {j['dev_ns']}, window {j['done_ns'] - j['submit_ns']}]")
         return (len(w) == c.load()["jobs"] and not bad and
-                len(c.get("snoop.json")) == len(w)), f"{len(w)} jobs, {len(bad)} outside", \
+                len(c.snoop()) == len(w)), f"{len(w)} jobs, {len(bad)} outside", \
             *bad[:5]
 
     def lat_in_windows():
@@ -215,12 +255,105 @@ def fallback_checks(c):
     return [("fraclat -O: a group per op, counts as submitted", per_op)]
 
 
+def flood_checks(c, table):
+    """More jobs in flight than the job table holds: every job the workloads
+    submitted is measured or reported lost, the numbers add up exactly, and
+    the losses are at least what the table could not hold. Then the failed
+    jobs: counted by status, out of fraclat's histograms."""
+    def jobs():
+        return c.load()["jobs"] + c.load("load2.json")["jobs"]
+
+    def statuses():
+        got = {}
+        for name in ("load.json", "load2.json"):
+            for j in c.load(name)["job_list"]:
+                got[j["status"]] = got.get(j["status"], 0) + 1
+        return got
+
+    def exceeded():
+        ld = c.load()
+        return ld["inflight_after_submit"] > table, \
+            f"{ld['inflight_after_submit']} of {ld['jobs']} jobs in flight after the last " \
+            f"SUBMIT, job table {table}"
+
+    def must_lose():
+        return max(0, c.load()["inflight_after_submit"] - table)
+
+    def lat_exact():
+        lost, ended = c.lost("lat.json"), c.ended()
+        n = sum(ended.values()) + lost["total"]
+        return n == jobs(), f"fraclat: ended {ended} + lost {lost['total']} = {n}, " \
+            f"the workloads submitted {jobs()}", f"lost: {lost}"
+
+    def lat_loss_is_the_tables():
+        lost = c.lost("lat.json")
+        ok = lost["table_full"] >= must_lose() and lost["unmatched"] >= lost["table_full"]
+        return ok, f"fraclat: table full {lost['table_full']}, unmatched " \
+            f"{lost['unmatched']}; at least {must_lose()} could not fit"
+
+    def lat_hist_is_ok_jobs():
+        acc, ended = c.lat_total(), c.ended()
+        n = acc.get("total", [0])[0]
+        groups = [g["status"] for o in c.get("lat.json") for g in o["groups"]]
+        return n == ended.get("ok") and set(groups) <= {"ok"}, \
+            f"histogram count {n}, ended ok {ended.get('ok')}, group statuses {set(groups)}"
+
+    def lat_failed_by_status():
+        ended, st = c.ended(), statuses()
+        return ended.get("eio") == st.get(EIO, 0) and st.get(EIO, 0) == 3, \
+            f"fraclat eio {ended.get('eio')}, workload statuses {st}"
+
+    def snoop_exact():
+        ev, lost = c.snoop(), c.lost("snoop.json")
+        keys = {(e["ctx"], e["queue"], e["job"]) for e in ev}
+        n = len(ev) + lost["total"]
+        return n == jobs() and len(keys) == len(ev), \
+            f"fracsnoop: {len(ev)} events ({len(keys)} distinct) + lost {lost['total']} = {n}, " \
+            f"the workloads submitted {jobs()}", f"lost: {lost}"
+
+    def snoop_loss_is_the_tables():
+        lost = c.lost("snoop.json")
+        ok = lost["table_full"] >= must_lose() and lost["unmatched"] >= lost["table_full"]
+        return ok, f"fracsnoop: table full {lost['table_full']}, unmatched " \
+            f"{lost['unmatched']}; at least {must_lose()} could not fit"
+
+    def snoop_statuses():
+        want = {(j["queue"], j["job"]): j["status"] for j in c.load("load2.json")["job_list"]}
+        got = {(e["queue"], e["job"]): e["status"] for e in c.snoop() if e["queue"] == 1}
+        return got == want, f"queue 1: fracsnoop {sorted(got.items())}", \
+            f"workload {sorted(want.items())}"
+
+    def snoop_workloads():
+        w = {(j["queue"], j["job"]) for n in ("load.json", "load2.json")
+             for j in c.load(n)["job_list"]}
+        bad = [e for e in c.snoop() if (e["queue"], e["job"]) not in w]
+        return not bad, *[f"not the workload's: {e}" for e in bad[:3]]
+
+    return [
+        ("flood: more jobs in flight than the job table holds (the workload's count)", exceeded),
+        ("fraclat: measured + reported lost == jobs submitted", lat_exact),
+        ("fraclat: the loss reported is the table's, at least what did not fit",
+         lat_loss_is_the_tables),
+        ("fraclat: the histograms hold the ok jobs only", lat_hist_is_ok_jobs),
+        ("fraclat: the failed jobs counted by status as the workload saw them",
+         lat_failed_by_status),
+        ("fracsnoop: events + reported lost == jobs submitted, each job once", snoop_exact),
+        ("fracsnoop: the loss reported is the table's, at least what did not fit",
+         snoop_loss_is_the_tables),
+        ("fracsnoop: every event is a job of the workloads", snoop_workloads),
+        ("fracsnoop: the failed jobs' statuses as the workload saw them", snoop_statuses),
+    ]
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("main", "fallback"):
+    if not ((len(sys.argv) == 3 and sys.argv[1] in ("main", "fallback")) or
+            (len(sys.argv) == 4 and sys.argv[1] == "flood")):
         print(__doc__, file=sys.stderr)
         return 2
     c = Checker(sys.argv[2])
-    if sys.argv[1] == "main":
+    if sys.argv[1] == "flood":
+        run(flood_checks(c, int(sys.argv[3])))
+    elif sys.argv[1] == "main":
         run(main_checks(c))
     else:
         run(common_checks(c, "raw_tp", "raw_tp+kprobe") + truth_checks(c) + fallback_checks(c))

@@ -284,6 +284,7 @@ assert lines[0]["devices"] and lines[-1]["devices"] == [], [len(l["devices"]) fo
 EOF
 err=$("$F" -J -n 1 2>&1 >/dev/null); rc=$?
 guest_ok "no device: exit 1 with a message ($err)" test $rc = 1 -a -n "$err"
+guest_diag "$SECONDS s in the guest"
 
 guest_dmesg_check
 guest_end

@@ -362,7 +362,7 @@ printf 'lo"a\\d\nx\n' > "$S/proc/100/comm"
 ./fractop --sysroot "$S" -J -n 1 -d 0.1 > "$T/prom-ref.jsonl"
 ./fractop --sysroot "$S" --listen 127.0.0.1:0 -d 0.2 2> "$T/prom.err" &
 ppid=$!
-for _ in $(seq 100); do grep -q '^fractop: serving ' "$T/prom.err" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -qs '^fractop: serving ' "$T/prom.err" && break; sleep 0.1; done
 url=$(sed -n 's/^fractop: serving //p' "$T/prom.err")
 check "--listen 127.0.0.1:0: says where it serves ($url)" test -n "$url"
 check "GET /metrics: 200, format 0.0.4, the exposition and naming rules (tests/promcheck.py)" \
@@ -504,6 +504,25 @@ err=$(./fractop --sysroot "$S" --listen "127.0.0.1:$(cat "$T/busy.port")" -n 1 2
 kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
 [ $rc = 1 ] && [ "$(wc -l <<< "$err")" = 1 ] && grep -q "Address already in use" <<< "$err" &&
 	n_ok "--listen on a port in use: exit 1, '$err'" || n_fail "--listen on a port in use: exit $rc, '$err'"
+
+# ---- the Grafana dashboard (dashboards/grafana/fractop.json) against the exporter ----
+DASH=../../dashboards/grafana/fractop.json
+if [ $mknod_ok = 1 ]; then
+	check "dashboard: parses, panels well formed, every expr's frac_ metric is exported" \
+		tests/dashcheck.py "$DASH" "$T/prom.txt" "$T/dash-rules.yml"
+	sed 's/frac_clients{/frac_clientz{/' "$DASH" > "$T/bad-dash.json"
+	check "dashboard check refuses a metric the exporter does not export" \
+		bash -c "! tests/dashcheck.py '$T/bad-dash.json' '$T/prom.txt' > '$T/bad-dash.out' 2>&1 &&
+			 grep -q 'frac_clientz is not exported' '$T/bad-dash.out'"
+	if command -v promtool > /dev/null; then
+		check "dashboard: promtool check rules parses every expr (Grafana's variables replaced)" \
+			promtool check rules "$T/dash-rules.yml"
+	else
+		n_skip "dashboard exprs through promtool (no promtool: scripts/deps.sh installs prometheus)"
+	fi
+else
+	n_skip "the dashboard against the exporter (the per-client families need the mknod tree)"
+fi
 
 # ---- TAP ----
 n=$(grep -cE '^(ok|not ok) ' "$results")

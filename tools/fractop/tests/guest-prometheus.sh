@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# fractop's exporter scraped by a real Prometheus, in the guest (TAP): Debian's prometheus
+# (scripts/deps.sh) on loopback scrapes fractop --listen every second while a known workload
+# (bpf/fracload) runs; Prometheus's HTTP API must then give the workload's count for
+# frac_jobs_completed_total, the per-queue counters must add up to it, and every expr of the
+# Grafana dashboard (dashboards/grafana/fractop.json) must evaluate. Runs through
+# tests/guest/fractop-prometheus.sh in make test-guest; by hand:
+#
+#   scripts/vm -q --qemu "$(scripts/build-qemu.sh --print-path)" --prop fault-injection=on \
+#       -- scripts/tap-run /run/frac-out tests/guest/fractop-prometheus.sh
+#
+# Prometheus's TSDB lives in a temporary directory under /tmp (tmpfs in the guest); its log is
+# kept in $FRAC_OUT/fractop-prometheus.log when $FRAC_OUT is set. Waits are bounded polls.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../../../tests/guest/lib/frac-guest.bash"
+
+F=$GUEST_REPO/tools/fractop/fractop
+LOAD=$GUEST_REPO/bpf/fracload
+DASH=$GUEST_REPO/dashboards/grafana/fractop.json
+T=$(mktemp -d)
+PROM_PID= FT_PID=
+cleanup() {
+	[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null
+	[ -n "$FT_PID" ] && kill "$FT_PID" 2>/dev/null && wait "$FT_PID" 2>/dev/null
+	[ -n "${FRAC_OUT:-}" ] && [ -d "$FRAC_OUT" ] && cp "$T/prom.log" "$FRAC_OUT/fractop-prometheus.log" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+guest_begin
+finish() { guest_diag "$*"; guest_dmesg_check; guest_end; exit; }
+PROM=http://127.0.0.1:19090
+# query EXPR: the API's JSON for an instant query into $T/q.json; 0 if it succeeded
+query() { curl -sf -G --data-urlencode "query=$1" "$PROM/api/v1/query" > "$T/q.json"; }
+# value EXPR: the single result's value (empty if none or more than one)
+value() {
+	query "$1" && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["data"]["result"]
+print(r[0]["value"][1] if len(r) == 1 else "")' "$T/q.json"
+}
+both() { "$1" "$2" "$3" && "$4" "$5" "$6"; }
+wait_value() { # wait_value EXPR WANT: the query gives WANT within 60 s (scrapes are 1 s apart)
+	local v
+	for _ in $(seq 120); do
+		v=$(value "$1")
+		[ "$v" = "$2" ] && return 0
+		sleep 0.5
+	done
+	guest_diag "$1 = '$v', want $2"
+	return 1
+}
+
+guest_have_device || { guest_result SKIP "fractop and Prometheus" "no FRAC-1"; guest_end; exit; }
+command -v prometheus > /dev/null ||
+	{ guest_result SKIP "fractop and Prometheus" "no prometheus (scripts/deps.sh)"; guest_end; exit; }
+[ -x "$F" ] && [ -x "$LOAD" ] || finish "build tools/fractop and bpf/ first"
+guest_ok "frac.ko loads" guest_load_frac || finish "the driver did not load"
+SYS=$(readlink -f /sys/class/accel/accel0/device)/frac
+guest_ok "lo is up" ip link set lo up
+
+"$F" --listen 127.0.0.1:0 -d 0.5 2> "$T/fractop.err" &
+FT_PID=$!
+for _ in $(seq 100); do grep -qs '^fractop: serving ' "$T/fractop.err" && break; sleep 0.1; done
+url=$(sed -n 's/^fractop: serving //p' "$T/fractop.err")
+target=${url#http://}; target=${target%/metrics}
+guest_ok "fractop --listen serves ($url)" test -n "$target"
+cat > "$T/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: fractop
+    static_configs:
+      - targets: ['$target']
+EOF
+prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
+	--web.listen-address=127.0.0.1:19090 > "$T/prom.log" 2>&1 &
+PROM_PID=$!
+ready() { for _ in $(seq 240); do curl -sf "$PROM/-/ready" > /dev/null && return 0; sleep 0.5; done; return 1; }
+guest_ok "prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') is ready" ready ||
+	finish "$(tail -n 5 "$T/prom.log")"
+guest_ok "Prometheus scrapes fractop: up{job=\"fractop\"} = 1" wait_value 'up{job="fractop"}' 1
+
+j0=$(cat "$SYS/jobs_completed")
+guest_ok "Prometheus has the device's count before the workload ($j0)" \
+	wait_value 'frac_jobs_completed_total{device="accel0"}' "$j0"
+M=3000
+"$LOAD" -n $M -q 0,1,2,3 -o copy,gemm -D 8 > "$T/load.txt" 2>&1
+guest_ok "fracload $M jobs: exit 0" test $? = 0
+j1=$(cat "$SYS/jobs_completed")
+guest_ok "sysfs: jobs_completed grew by the workload's $M" test $((j1 - j0)) = $M
+guest_ok "Prometheus: frac_jobs_completed_total = $j0 + $M" \
+	wait_value 'frac_jobs_completed_total{device="accel0"}' "$j1"
+guest_ok "Prometheus: the queues' frac_queue_jobs_completed_total sum to it" \
+	wait_value 'sum(frac_queue_jobs_completed_total{device="accel0"})' "$j1"
+fl=$(cat "$SYS/jobs_failed"); to=$(cat "$SYS/job_timeouts")
+guest_ok "Prometheus: frac_jobs_failed_total = $fl and frac_job_timeouts_total = $to, as sysfs" \
+	both wait_value 'frac_jobs_failed_total{device="accel0"}' "$fl" \
+		wait_value 'frac_job_timeouts_total{device="accel0"}' "$to"
+v=$(value 'max_over_time(frac_client_jobs_completed_total{comm="fracload"}[5m])')
+guest_ok "Prometheus saw fracload's client: at most $M jobs, more than 0 ($v)" \
+	python3 -c 'import sys; v = sys.argv[1]; assert v and 0 < float(v) <= int(sys.argv[2])' "$v" $M
+
+# The dashboard: every metric it names is one Prometheus ingested from fractop during the run
+# (the per-client ones only existed while fracload ran), and every expr evaluates.
+curl -sf "$PROM/api/v1/label/__name__/values" |
+	python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)["data"]))' > "$T/ingested.names"
+guest_ok "the dashboard's metrics are all among those Prometheus ingested ($(wc -l < "$T/ingested.names"))" \
+	"$GUEST_REPO/tools/fractop/tests/dashcheck.py" "$DASH" "$T/ingested.names" "$T/rules.yml"
+guest_ok "every expr of the dashboard evaluates in Prometheus, and most give a result" \
+	python3 - "$T/rules.yml" "$PROM" <<'EOF'
+import json, sys, urllib.parse, urllib.request
+exprs = [json.loads(l.split("expr: ", 1)[1]) for l in open(sys.argv[1]) if "expr: " in l]
+empty = []
+for e in exprs:
+    u = sys.argv[2] + "/api/v1/query?" + urllib.parse.urlencode({"query": e})
+    r = json.load(urllib.request.urlopen(u, timeout=30))
+    assert r["status"] == "success", (e, r)
+    if not r["data"]["result"]:
+        empty.append(e)
+print(f"# {len(exprs)} exprs, {len(empty)} without a result now: {empty}")
+assert len(empty) <= len(exprs) // 2, empty
+EOF
+
+kill -TERM "$FT_PID"; wait "$FT_PID"; rc=$?; FT_PID=
+guest_ok "fractop --listen: SIGTERM exits 0" test $rc = 0
+kill -TERM "$PROM_PID"; wait "$PROM_PID"; PROM_PID=
+guest_diag "$SECONDS s in the guest"
+guest_dmesg_check
+guest_end
