@@ -6,7 +6,7 @@
  * interrupt to each fence the handler signals.
  *
  * The handlers (frac_queue_irq, frac_error_irq, frac_legacy_irq) are traced
- * with fentry/fexit, or kprobe/kretprobe without BTF; the frac_irq and
+ * with fentry/fexit, or without BTF kprobe.multi, else kprobe/kretprobe; the frac_irq and
  * frac_fence_signal tracepoints with tp_btf, or raw_tp. Hard interrupt
  * handlers do not nest on a CPU, so one per-CPU slot holds the handler in
  * progress: a fence signalled while it runs was signalled by it, and one
@@ -193,5 +193,23 @@ int BPF_KRETPROBE(fn##_kretprobe)					\
 FRAC_HANDLER(frac_queue_irq)
 FRAC_HANDLER(frac_error_irq)
 FRAC_HANDLER(frac_legacy_irq)
+
+/*
+ * Without BTF, first kprobe.multi (fprobe): one program on all three
+ * handlers, attached by a BPF link rather than a perf event, so it works
+ * where perf_event_paranoid refuses kprobe perf events (Debian's 3 without
+ * CAP_SYS_ADMIN). The tool attaches these by hand, with the names.
+ */
+SEC("kprobe.multi")
+int BPF_KPROBE(handlers_kmulti, int irq)
+{
+	return handler_entry(irq);
+}
+
+SEC("kretprobe.multi")
+int BPF_KRETPROBE(handlers_kmulti_ret)
+{
+	return handler_exit();
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

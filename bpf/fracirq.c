@@ -300,6 +300,40 @@ out:
 	return err;
 }
 
+static char kmulti_why[128];
+
+/*
+ * Without fentry: the three handlers through kprobe.multi links if the kernel
+ * takes them (no perf event), the kprobe/kretprobe programs are then not
+ * attached; else those. True for kprobe.multi.
+ */
+static bool attach_handlers_kprobe(struct fracirq_bpf *obj)
+{
+	static const char *syms[] = { "frac_queue_irq", "frac_error_irq", "frac_legacy_irq" };
+	LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = syms, .cnt = 3);
+	struct bpf_program *prog;
+	struct bpf_link *entry, *ret;
+
+	entry = bpf_program__attach_kprobe_multi_opts(obj->progs.handlers_kmulti, NULL, &opts);
+	opts.retprobe = true;
+	ret = entry ? bpf_program__attach_kprobe_multi_opts(obj->progs.handlers_kmulti_ret, NULL,
+							    &opts) : NULL;
+	if (!entry || !ret) {
+		snprintf(kmulti_why, sizeof(kmulti_why), "%s", strerror(errno));
+		bpf_link__destroy(entry);
+		return false;
+	}
+	obj->links.handlers_kmulti = entry;
+	obj->links.handlers_kmulti_ret = ret;
+	bpf_object__for_each_program(prog, obj->obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		if (!strncmp(sec, "kprobe/", 7) || !strncmp(sec, "kretprobe/", 10))
+			bpf_program__set_autoattach(prog, false);
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -344,16 +378,28 @@ int main(int argc, char **argv)
 	fentry = !env.no_btf && probe_fentry_module(FRAC_MODULE, "frac_queue_irq") &&
 		 probe_fentry_module(FRAC_MODULE, "frac_error_irq") &&
 		 probe_fentry_module(FRAC_MODULE, "frac_legacy_irq");
-	if (!fentry)
-		report_fallback("kprobe/kretprobe", "fentry/fexit", env.no_btf);
-	snprintf(attach, sizeof(attach), "%s+%s", tp_btf ? "tp_btf" : "raw_tp",
-		 fentry ? "fentry" : "kprobe");
 	select_progs(obj->obj, tp_btf, fentry);
+	/* Without fentry both kprobe kinds load; attach decides (attach_handlers_kprobe). */
+	bpf_program__set_autoload(obj->progs.handlers_kmulti, !fentry);
+	bpf_program__set_autoload(obj->progs.handlers_kmulti_ret, !fentry);
 
 	err = fracirq_bpf__load(obj);
 	if (err) {
 		report_bpf_error("failed to load BPF programs", err);
 		goto cleanup;
+	}
+	if (!fentry) {
+		bool kmulti = attach_handlers_kprobe(obj);
+
+		/* One line: what, instead of what, why. */
+		fprintf(stderr, "%s: attaching with %s, not fentry/fexit: %s%s%s\n", tool_name,
+			kmulti ? "kprobe.multi" : "kprobe/kretprobe",
+			env.no_btf ? "--no-btf" : probe_why, kmulti ? "" : "; kprobe.multi: ",
+			kmulti ? "" : kmulti_why);
+		snprintf(attach, sizeof(attach), "%s+%s", tp_btf ? "tp_btf" : "raw_tp",
+			 kmulti ? "kprobe.multi" : "kprobe");
+	} else {
+		snprintf(attach, sizeof(attach), "%s+fentry", tp_btf ? "tp_btf" : "raw_tp");
 	}
 	err = fracirq_bpf__attach(obj);
 	if (err) {

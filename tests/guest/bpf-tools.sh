@@ -168,19 +168,18 @@ bpf_perfmon_only() {
 }
 ok "fraclat, fracsnoop, fracdma with CAP_BPF+CAP_PERFMON: raw_tp, and one line why" \
 	bpf_perfmon_only
-irq_perfmon_only() { # kprobes are perf events: perf_event_paranoid > 2 needs CAP_SYS_ADMIN
-	local rc paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+irq_perfmon_only() { # its handlers through kprobe.multi links: no perf event, no paranoid check
+	local rc
 	caps ",+bpf,+perfmon" "$BPF/fracirq" -j 1 1 > "$T/err.out" 2> "$T/err.txt"
 	rc=$?
-	grep -q "^fracirq: attaching with kprobe/kretprobe, not fentry/fexit: looking up" \
-		"$T/err.txt" || { diag "$T/err.txt"; return 1; }
-	if [ "$paranoid" -gt 2 ]; then
-		[ $rc = 1 ] && tail -n 1 "$T/err.txt" | grep -q "^fracirq: .*permission denied.*perf_event_paranoid"
-	else
-		[ $rc = 0 ]
-	fi || { echo "# paranoid $paranoid, exit $rc:"; diag "$T/err.txt"; return 1; }
+	[ $rc = 0 ] && [ "$(grep -vc '^Tracing' "$T/err.txt")" = 2 ] &&
+		grep -q "^fracirq: attaching with raw_tp, not tp_btf: looking up" "$T/err.txt" &&
+		grep -q "^fracirq: attaching with kprobe.multi, not fentry/fexit: looking up" \
+			"$T/err.txt" ||
+		{ echo "# perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid), exit $rc:"
+		  diag "$T/err.txt"; return 1; }
 }
-ok "fracirq with CAP_BPF+CAP_PERFMON: kprobes, said why; under perf_event_paranoid > 2 refused in words" \
+ok "fracirq with CAP_BPF+CAP_PERFMON: kprobe.multi whatever perf_event_paranoid, said why" \
 	irq_perfmon_only
 
 # ---- main run: tp_btf + fentry, with bpftrace and trace-cmd on the same events ----------
@@ -240,7 +239,7 @@ ok "every tracer exits cleanly on SIGINT" stop_main
 python3 "$CHECK" main "$D" > "$T/check.out" 2>&1
 tap < "$T/check.out"
 
-# ---- fallbacks: raw_tp + kprobe ---------------------------------------------------------
+# ---- fallbacks: raw_tp + kprobe.multi ---------------------------------------------------
 D=$T/fallback; mkdir -p "$D"
 start_fallback() {
 	bg lat "$BPF/fraclat" -j -O --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1

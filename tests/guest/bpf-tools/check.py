@@ -2,7 +2,7 @@
 """Check the outputs of the frac BPF tools against a known workload.
 
 Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
-       check.py fallback DIR  the raw_tp/kprobe run: every tool, fraclat -O
+       check.py fallback DIR  the raw_tp/kprobe.multi run: every tool, fraclat -O
        check.py flood DIR N   fraclat and fracsnoop with a job table of N slots, a
                               flood of more jobs in flight (load.json), then jobs
                               that fail (load2.json)
@@ -356,7 +356,7 @@ def main():
     elif sys.argv[1] == "main":
         run(main_checks(c))
     else:
-        run(common_checks(c, "raw_tp", "raw_tp+kprobe") + truth_checks(c) + fallback_checks(c))
+        run(common_checks(c, "raw_tp", "raw_tp+kprobe.multi") + truth_checks(c) + fallback_checks(c))
     return 0
 
 
