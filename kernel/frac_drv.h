@@ -173,6 +173,9 @@ struct frac_device {
 
 	struct dentry *debugfs;
 	struct frac_queue queues[FRAC_MAX_QUEUES];
+	/* sysfs frac_queues/ and its queues' directories (frac_sysfs.c) */
+	struct kobject *queues_kobj;
+	struct kobject *queue_kobjs[FRAC_MAX_QUEUES];
 };
 
 /**

@@ -8,6 +8,8 @@
 
 #include <linux/device.h>
 #include <linux/hwmon.h>
+#include <linux/kobject.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <drm/drm_drv.h>
 
@@ -136,6 +138,100 @@ static const struct attribute_group frac_attr_group = {
 	.attrs = frac_attrs,
 };
 
+/*
+ * A queue's own counters, in /sys/bus/pci/devices/<bdf>/frac_queues/<N>/
+ * (as nvme's /sys/block/<disk>/mq/<N>/ and xe's gt directories are
+ * kobjects): the names and meanings of the sums in frac/. The kobjects are
+ * the driver's, put when it unbinds; sysfs drains readers before a kobject
+ * goes, so a show never outlives the queue.
+ */
+struct frac_queue_kobj {
+	struct kobject base;
+	struct frac_queue *q;
+};
+
+static void frac_queue_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct frac_queue_kobj, base));
+}
+
+static ssize_t frac_queue_show_counter(struct kobject *kobj, char *buf, size_t off)
+{
+	struct frac_queue *q = container_of(kobj, struct frac_queue_kobj, base)->q;
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read((atomic64_t *)((char *)q + off)));
+}
+
+#define FRAC_QUEUE_ATTR(name, field)						\
+static ssize_t q_##name##_show(struct kobject *kobj, struct kobj_attribute *a,	\
+			       char *buf)					\
+{										\
+	return frac_queue_show_counter(kobj, buf, offsetof(struct frac_queue, field)); \
+}										\
+static struct kobj_attribute q_attr_##name = __ATTR(name, 0444, q_##name##_show, NULL)
+
+FRAC_QUEUE_ATTR(jobs_submitted, jobs_submitted);
+FRAC_QUEUE_ATTR(jobs_completed, jobs_completed);
+FRAC_QUEUE_ATTR(jobs_failed, jobs_failed);
+FRAC_QUEUE_ATTR(job_timeouts, timeouts);
+FRAC_QUEUE_ATTR(lost_interrupts, lost_irqs);
+FRAC_QUEUE_ATTR(queue_resets, resets);
+
+static struct attribute *frac_queue_attrs[] = {
+	&q_attr_jobs_submitted.attr,
+	&q_attr_jobs_completed.attr,
+	&q_attr_jobs_failed.attr,
+	&q_attr_job_timeouts.attr,
+	&q_attr_lost_interrupts.attr,
+	&q_attr_queue_resets.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(frac_queue);
+
+static const struct kobj_type frac_queue_ktype = {
+	.release = frac_queue_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = frac_queue_groups,
+};
+
+static void frac_queue_kobjs_put(void *data)
+{
+	struct frac_device *fdev = data;
+	u32 i;
+
+	for (i = 0; i < fdev->num_queues; i++)
+		kobject_put(fdev->queue_kobjs[i]);
+	kobject_put(fdev->queues_kobj);
+}
+
+static int frac_queue_kobjs_init(struct frac_device *fdev)
+{
+	struct device *dev = &fdev->pdev->dev;
+	struct frac_queue_kobj *qk;
+	u32 i;
+	int ret;
+
+	fdev->queues_kobj = kobject_create_and_add("frac_queues", &dev->kobj);
+	if (!fdev->queues_kobj)
+		return -ENOMEM;
+	ret = devm_add_action_or_reset(dev, frac_queue_kobjs_put, fdev);
+	if (ret)
+		return ret;
+	for (i = 0; i < fdev->num_queues; i++) {
+		qk = kzalloc(sizeof(*qk), GFP_KERNEL);
+		if (!qk)
+			return -ENOMEM;
+		qk->q = &fdev->queues[i];
+		ret = kobject_init_and_add(&qk->base, &frac_queue_ktype, fdev->queues_kobj,
+					   "%u", i);
+		/* Put by frac_queue_kobjs_put(), which frees it, failed or not. */
+		fdev->queue_kobjs[i] = &qk->base;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static umode_t frac_hwmon_is_visible(const void *data, enum hwmon_sensor_types type,
 				     u32 attr, int channel)
 {
@@ -181,6 +277,9 @@ int frac_sysfs_init(struct frac_device *fdev)
 	int ret;
 
 	ret = devm_device_add_group(dev, &frac_attr_group);
+	if (ret)
+		return ret;
+	ret = frac_queue_kobjs_init(fdev);
 	if (ret)
 		return ret;
 	hwmon = devm_hwmon_device_register_with_info(dev, DRIVER_NAME, fdev,

@@ -952,6 +952,64 @@ TEST_F(uapi, fdinfo_memory_regions)
 	EXPECT_EQ(t0, v);
 }
 
+/* A counter of /sys/class/accel/accel<N>/device/frac_queues/<q>/; ~0 when unreadable. */
+static uint64_t queue_counter(const struct frac_dev *dev, uint32_t q, const char *name)
+{
+	char path[256];
+	uint64_t v = ~0ull;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/%s",
+		 dev->index, q, name);
+	return frac_t_read_u64(path, &v) ? ~0ull : v;
+}
+
+/*
+ * Each queue's counters in sysfs frac_queues/<q>/: a job on queue q moves
+ * jobs_submitted and jobs_completed of q by one and no other queue's, and
+ * the queues add up to the device's sums in frac/ (no one else submits
+ * here).
+ */
+TEST_F(uapi, sysfs_queue_counters)
+{
+	static const char * const names[] = {
+		"jobs_submitted", "jobs_completed", "jobs_failed", "job_timeouts",
+		"lost_interrupts", "queue_resets",
+	};
+	uint64_t before[FRAC_ARRAY_SIZE(names)][16], v, sum;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint32_t q, t, nq = self->dev.num_queues < 16 ? self->dev.num_queues : 16;
+	size_t i;
+
+	for (q = 0; q < nq; q++)
+		for (i = 0; i < FRAC_ARRAY_SIZE(names); i++) {
+			before[i][q] = queue_counter(&self->dev, q, names[i]);
+			ASSERT_NE(~0ull, before[i][q]) TH_LOG("frac_queues/%u/%s", q, names[i]);
+		}
+	EXPECT_EQ(~0ull, queue_counter(&self->dev, nq, "jobs_submitted")) TH_LOG("queue %u", nq);
+	for (i = 0; i < FRAC_ARRAY_SIZE(names); i++) {
+		for (sum = 0, q = 0; q < nq; q++)
+			sum += before[i][q];
+		v = frac_t_counter(&self->dev, names[i]);
+		EXPECT_EQ(v, sum) TH_LOG("frac/%s is not the sum of the queues'", names[i]);
+	}
+
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	for (t = 0; t < nq; t++) {
+		ASSERT_EQ(0, frac_run(&self->dev, t, &cl, &res));
+		for (q = 0; q < nq; q++) {
+			uint64_t want = before[0][q] + (q <= t);
+
+			EXPECT_EQ(want, queue_counter(&self->dev, q, "jobs_submitted"))
+				TH_LOG("queue %u after a job on queue %u", q, t);
+			EXPECT_EQ(before[1][q] + (q <= t),
+				  queue_counter(&self->dev, q, "jobs_completed"))
+				TH_LOG("queue %u after a job on queue %u", q, t);
+		}
+	}
+}
+
 /* ---- Isolation between open files --------------------------------------- */
 
 TEST_F(uapi, isolation_bo_handles)
