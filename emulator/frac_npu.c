@@ -26,7 +26,7 @@
  * at every 256 KiB chunk, SG segment and GEMM row, so a dropped job stops
  * within microseconds (RAM) to milliseconds (MMIO). A reset is over, and
  * RESETTING / CONTROL.RESET clear, only when the worker has handed back the
- * job it held (the quiesce handshake, docs/hw-spec.md 8). frac_exit joins
+ * job it held (the quiesce handshake, docs/hw-spec.md 8). frac_npu_exit joins
  * the workers with the BQL released: a worker's MMIO DMA needs it.
  */
 
@@ -176,7 +176,7 @@ struct FracQueue {
     uint32_t gen;  /* read by the worker with qatomic_read */
     int64_t busy_until; /* device clock, end of the last modelled job */
     unsigned inflight; /* fetched, completion not yet posted */
-    /* Handed to the worker and not yet back in frac_done_bh, of any gen */
+    /* Handed to the worker and not yet back in frac_npu_done_bh, of any gen */
     unsigned outstanding;
     FracDrain drain; /* STATUS.RESETTING while not NONE */
     bool cq_stalled;
@@ -227,7 +227,7 @@ struct FracState {
     uint32_t int_status;
     uint32_t int_mask;
     bool resetting; /* CONTROL.RESET: a global reset waits for its queues */
-    bool exiting; /* frac_exit runs: MMIO, BHs and timers do nothing */
+    bool exiting; /* frac_npu_exit runs: MMIO, BHs and timers do nothing */
     /* HI halves latched by reading LO: CLOCK, then the telemetry counters */
     uint32_t hi_latch[1 + (FRAC_REG_IRQS_LO - FRAC_REG_BUSY_NS_LO(0)) / 8 + 1];
     int64_t clock_base;
@@ -258,7 +258,7 @@ struct FracState {
     bool use_msi;
 };
 
-static const char *const frac_op_name[FRAC_OP_MAX] = {
+static const char *const frac_npu_op_name[FRAC_OP_MAX] = {
     [FRAC_OP_NOP] = "nop",
     [FRAC_OP_COPY] = "copy",
     [FRAC_OP_FILL] = "fill",
@@ -267,28 +267,28 @@ static const char *const frac_op_name[FRAC_OP_MAX] = {
     [FRAC_OP_TIMESTAMP] = "timestamp",
 };
 
-static void frac_queue_kick(FracQueue *q);
-static void frac_queue_post(FracQueue *q);
-static void frac_queue_drained(FracQueue *q);
-static void frac_queue_disable(FracQueue *q);
-static void frac_telemetry_update(FracState *s);
-static void frac_busy_add(FracState *s, int64_t start, int64_t end);
+static void frac_npu_queue_kick(FracQueue *q);
+static void frac_npu_queue_post(FracQueue *q);
+static void frac_npu_queue_drained(FracQueue *q);
+static void frac_npu_queue_disable(FracQueue *q);
+static void frac_npu_telemetry_update(FracState *s);
+static void frac_npu_busy_add(FracState *s, int64_t start, int64_t end);
 
 /* ---- Clocks ------------------------------------------------------------ */
 
-static uint64_t frac_clock(FracState *s)
+static uint64_t frac_npu_clock(FracState *s)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->clock_base;
 }
 
-static int64_t frac_dev_to_virt(FracState *s, uint64_t dev_ns)
+static int64_t frac_npu_dev_to_virt(FracState *s, uint64_t dev_ns)
 {
     return (int64_t)dev_ns + s->clock_base;
 }
 
 /* ---- Interrupts -------------------------------------------------------- */
 
-static void frac_update_intx(FracState *s)
+static void frac_npu_update_intx(FracState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     bool level = s->int_status & ~s->int_mask;
@@ -304,7 +304,7 @@ static void frac_update_intx(FracState *s)
 }
 
 /* Signal @vector (queue id, or num_queues for errors). */
-static void frac_raise(FracState *s, unsigned vector)
+static void frac_npu_raise(FracState *s, unsigned vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint32_t bit = vector >= s->num_queues ? FRAC_INT_ERR : BIT(vector);
@@ -329,11 +329,11 @@ static void frac_raise(FracState *s, unsigned vector)
         return;
     }
     trace_frac_npu_irq(vector, "intx");
-    frac_update_intx(s);
+    frac_npu_update_intx(s);
 }
 
-static void frac_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
-               bool irq)
+static void frac_npu_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
+                           bool irq)
 {
     if (!s->err_status) {
         s->err_queue = qid;
@@ -342,18 +342,18 @@ static void frac_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
     s->err_status |= err;
     trace_frac_npu_error(qid, err, addr);
     if (irq) {
-        frac_raise(s, s->num_queues);
+        frac_npu_raise(s, s->num_queues);
     }
 }
 
-static void frac_queue_abort(FracQueue *q);
+static void frac_npu_queue_abort(FracQueue *q);
 
 /*
  * The fatal state: every queue stops as a queue reset stops it (its jobs are
  * dropped, a running one ends at its next chunk), but keeps its registers
  * for the driver to read; STATUS.QUIESCED follows once the workers are idle.
  */
-static void frac_enter_fatal(FracState *s)
+static void frac_npu_enter_fatal(FracState *s)
 {
     if (s->status & FRAC_STS_FATAL) {
         return;
@@ -361,9 +361,9 @@ static void frac_enter_fatal(FracState *s)
     s->status |= FRAC_STS_FATAL;
     s->status &= ~FRAC_STS_READY;
     for (unsigned i = 0; i < s->num_queues; i++) {
-        frac_queue_abort(&s->q[i]);
+        frac_npu_queue_abort(&s->q[i]);
     }
-    frac_error(s, 0xff, FRAC_ERR_FATAL, 0, true);
+    frac_npu_error(s, 0xff, FRAC_ERR_FATAL, 0, true);
 }
 
 /* ---- Operands and DMA (worker or main loop) ---------------------------- */
@@ -374,14 +374,14 @@ static void frac_enter_fatal(FracState *s)
  * row, so a dropped job stops touching memory within microseconds (RAM) to
  * tens of milliseconds (a chunk of MMIO, one BQL round trip per access).
  */
-static bool frac_job_aborted(FracJob *job)
+static bool frac_npu_job_aborted(FracJob *job)
 {
     return qatomic_read(&job->q->gen) != job->gen ||
            qatomic_read(&job->q->stop);
 }
 
 /* Does [addr, addr + len) touch one of our own BARs? @hit: its first byte there */
-static bool frac_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hit)
+static bool frac_npu_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hit)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     int bars[] = { FRAC_BAR_REGS, FRAC_BAR_MEM };
@@ -401,7 +401,7 @@ static bool frac_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hi
     return false;
 }
 
-static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
+static bool frac_npu_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
 {
     FracState *s = job->q->s;
     uint64_t last = addr + len - 1;
@@ -414,7 +414,7 @@ static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
         job->err_addr = last < addr ? addr : MAX(addr, mask + 1);
         return false;
     }
-    if (frac_own_bar(s, addr, len, &job->err_addr)) {
+    if (frac_npu_own_bar(s, addr, len, &job->err_addr)) {
         FRAC_GUEST_ERR(frac_npu_err_dma_own_bar,
                        "q%u job 0x%" PRIx64 " DMA to own BAR at 0x%" PRIx64,
                        job->q->id, job->desc.job_id, addr);
@@ -423,8 +423,8 @@ static bool frac_host_range_ok(FracJob *job, uint64_t addr, uint64_t len)
     return true;
 }
 
-static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
-                 uint64_t len, bool write)
+static uint32_t frac_npu_host_rw(FracJob *job, uint64_t addr, void *buf,
+                                 uint64_t len, bool write)
 {
     PCIDevice *pdev = PCI_DEVICE(job->q->s);
     MemTxResult r;
@@ -435,7 +435,7 @@ static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
         job->err_addr = addr;
         return FRAC_STATUS_DMA_FAULT;
     }
-    if (!frac_host_range_ok(job, addr, len)) {
+    if (!frac_npu_host_range_ok(job, addr, len)) {
         return FRAC_STATUS_DMA_FAULT;
     }
     if (write) {
@@ -456,7 +456,7 @@ static uint32_t frac_host_rw(FracJob *job, uint64_t addr, void *buf,
 }
 
 /* Read an SG list into @op->segs; the chain must cover @op->len bytes. */
-static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
+static uint32_t frac_npu_sgl_resolve(FracJob *job, FracOperand *op)
 {
     uint64_t list = op->addr, covered = 0;
     unsigned nlist = 0, cap = 0, total = 0;
@@ -471,10 +471,10 @@ static uint32_t frac_sgl_resolve(FracJob *job, FracOperand *op)
         if (!nlist || ++total > FRAC_SGL_MAX_ENTRIES) {
             goto bad;
         }
-        if (!(total % 256) && frac_job_aborted(job)) {
+        if (!(total % 256) && frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_host_rw(job, list, &sge, sizeof(sge), false);
+        st = frac_npu_host_rw(job, list, &sge, sizeof(sge), false);
         if (st) {
             return st;
         }
@@ -512,8 +512,8 @@ bad:
     return FRAC_STATUS_BAD_DESC;
 }
 
-static void frac_operand_init(FracOperand *op, uint64_t addr, uint64_t len,
-                  uint8_t flags, uint8_t devmem_flag, uint8_t sgl_flag)
+static void frac_npu_operand_init(FracOperand *op, uint64_t addr, uint64_t len,
+                                  uint8_t flags, uint8_t devmem_flag, uint8_t sgl_flag)
 {
     memset(op, 0, sizeof(*op));
     op->addr = addr;
@@ -527,24 +527,24 @@ static void frac_operand_init(FracOperand *op, uint64_t addr, uint64_t len,
     }
 }
 
-static uint32_t frac_operand_prepare(FracJob *job, FracOperand *op)
+static uint32_t frac_npu_operand_prepare(FracJob *job, FracOperand *op)
 {
     if (op->kind == FRAC_OPND_SGL && op->len) {
-        return frac_sgl_resolve(job, op);
+        return frac_npu_sgl_resolve(job, op);
     }
     return FRAC_STATUS_OK;
 }
 
-static void frac_operand_free(FracOperand *op)
+static void frac_npu_operand_free(FracOperand *op)
 {
     g_free(op->segs);
     op->segs = NULL;
 }
 
 /* Move @len bytes at offset @off of @op to or from @buf: one chunk. */
-static uint32_t frac_operand_rw_chunk(FracJob *job, FracOperand *op,
-                                      uint64_t off, void *buf, uint64_t len,
-                                      bool write)
+static uint32_t frac_npu_operand_rw_chunk(FracJob *job, FracOperand *op,
+                                          uint64_t off, void *buf, uint64_t len,
+                                          bool write)
 {
     FracState *s = job->q->s;
     uint8_t *p = buf;
@@ -562,7 +562,7 @@ static uint32_t frac_operand_rw_chunk(FracJob *job, FracOperand *op,
         }
         return FRAC_STATUS_OK;
     case FRAC_OPND_HOST:
-        return frac_host_rw(job, op->addr + off, buf, len, write);
+        return frac_npu_host_rw(job, op->addr + off, buf, len, write);
     case FRAC_OPND_SGL:
         for (unsigned i = 0; i < op->nsegs && done < len; i++) {
             FracSeg *seg = &op->segs[i];
@@ -573,12 +573,12 @@ static uint32_t frac_operand_rw_chunk(FracJob *job, FracOperand *op,
                 pos += seg->len;
                 continue;
             }
-            if (frac_job_aborted(job)) {
+            if (frac_npu_job_aborted(job)) {
                 return FRAC_STATUS_OK;
             }
             skip = off > pos ? off - pos : 0;
             n = MIN(seg->len - skip, len - done);
-            st = frac_host_rw(job, seg->addr + skip, p + done, n, write);
+            st = frac_npu_host_rw(job, seg->addr + skip, p + done, n, write);
             if (st) {
                 return st;
             }
@@ -594,8 +594,8 @@ static uint32_t frac_operand_rw_chunk(FracJob *job, FracOperand *op,
  * Move @len bytes at offset @off of @op to or from @buf, FRAC_CHUNK at a
  * time; a dropped job stops between chunks (its results are discarded).
  */
-static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
-                                void *buf, uint64_t len, bool write)
+static uint32_t frac_npu_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
+                                    void *buf, uint64_t len, bool write)
 {
     uint8_t *p = buf;
 
@@ -603,10 +603,10 @@ static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
         uint64_t n = MIN(FRAC_CHUNK, len - done);
         uint32_t st;
 
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_operand_rw_chunk(job, op, off + done, p + done, n, write);
+        st = frac_npu_operand_rw_chunk(job, op, off + done, p + done, n, write);
         if (st) {
             return st;
         }
@@ -617,8 +617,8 @@ static uint32_t frac_operand_rw(FracJob *job, FracOperand *op, uint64_t off,
 /* ---- Commands ---------------------------------------------------------- */
 
 /* A devmem->devmem COPY, in chunks; overlapping ranges move as memmove. */
-static void frac_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
-                             uint64_t len)
+static void frac_npu_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
+                                 uint64_t len)
 {
     uint8_t *mem = job->q->s->devmem_ptr;
     bool backward = dst > src && dst < src + len;
@@ -627,7 +627,7 @@ static void frac_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
         uint64_t n = MIN(FRAC_CHUNK, len - done);
         uint64_t off = backward ? len - done - n : done;
 
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return;
         }
         memmove(mem + dst + off, mem + src + off, n);
@@ -636,26 +636,26 @@ static void frac_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
     }
 }
 
-static uint32_t frac_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
+static uint32_t frac_npu_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
 {
     uint64_t len = job->desc.len;
     g_autofree uint8_t *buf = NULL;
     uint32_t st;
 
     if (src->kind == FRAC_OPND_DEVMEM && dst->kind == FRAC_OPND_DEVMEM) {
-        frac_devmem_move(job, dst->addr, src->addr, len);
+        frac_npu_devmem_move(job, dst->addr, src->addr, len);
         return FRAC_STATUS_OK;
     }
     buf = g_malloc(MIN(len, FRAC_CHUNK));
     for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
         uint64_t n = MIN(FRAC_CHUNK, len - off);
 
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_operand_rw(job, src, off, buf, n, false);
+        st = frac_npu_operand_rw(job, src, off, buf, n, false);
         if (!st) {
-            st = frac_operand_rw(job, dst, off, buf, n, true);
+            st = frac_npu_operand_rw(job, dst, off, buf, n, true);
         }
         if (st) {
             return st;
@@ -664,7 +664,7 @@ static uint32_t frac_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
     return FRAC_STATUS_OK;
 }
 
-static uint32_t frac_do_fill(FracJob *job, FracOperand *dst)
+static uint32_t frac_npu_do_fill(FracJob *job, FracOperand *dst)
 {
     uint64_t len = job->desc.len;
     uint32_t pattern = job->desc.arg[0];
@@ -676,10 +676,10 @@ static uint32_t frac_do_fill(FracJob *job, FracOperand *dst)
     }
     for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
         /* FRAC_CHUNK is a multiple of 4, so the pattern stays aligned. */
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_operand_rw(job, dst, off, buf, MIN(FRAC_CHUNK, len - off), true);
+        st = frac_npu_operand_rw(job, dst, off, buf, MIN(FRAC_CHUNK, len - off), true);
         if (st) {
             return st;
         }
@@ -687,7 +687,7 @@ static uint32_t frac_do_fill(FracJob *job, FracOperand *dst)
     return FRAC_STATUS_OK;
 }
 
-static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
+static uint32_t frac_npu_do_crc32c(FracJob *job, FracOperand *src)
 {
     uint64_t len = job->desc.len;
     g_autofree uint8_t *buf = g_malloc(MIN(len, FRAC_CHUNK) + 1);
@@ -698,10 +698,10 @@ static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
     for (uint64_t off = 0; off < len; off += FRAC_CHUNK) {
         uint64_t n = MIN(FRAC_CHUNK, len - off);
 
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_operand_rw(job, src, off, buf, n, false);
+        st = frac_npu_operand_rw(job, src, off, buf, n, false);
         if (st) {
             return st;
         }
@@ -711,8 +711,8 @@ static uint32_t frac_do_crc32c(FracJob *job, FracOperand *src)
     return FRAC_STATUS_OK;
 }
 
-static uint32_t frac_do_gemm(FracJob *job, FracOperand *a, FracOperand *b,
-                 FracOperand *c)
+static uint32_t frac_npu_do_gemm(FracJob *job, FracOperand *a, FracOperand *b,
+                                 FracOperand *c)
 {
     uint32_t m = job->desc.arg[0], n = job->desc.arg[1], k = job->desc.arg[2];
     bool fp = job->desc.arg[3] == FRAC_GEMM_FP32;
@@ -722,15 +722,15 @@ static uint32_t frac_do_gemm(FracJob *job, FracOperand *a, FracOperand *b,
     g_autofree uint32_t *cbuf = g_malloc0((size_t)m * n * 4);
     uint32_t st;
 
-    st = frac_operand_rw(job, a, 0, abuf, (uint64_t)m * k * esz, false);
+    st = frac_npu_operand_rw(job, a, 0, abuf, (uint64_t)m * k * esz, false);
     if (!st) {
-        st = frac_operand_rw(job, b, 0, bbuf, (uint64_t)k * n * esz, false);
+        st = frac_npu_operand_rw(job, b, 0, bbuf, (uint64_t)k * n * esz, false);
     }
     if (st) {
         return st;
     }
     for (uint32_t i = 0; i < m; i++) {
-        if (frac_job_aborted(job)) {
+        if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
         if (fp) {
@@ -759,25 +759,25 @@ static uint32_t frac_do_gemm(FracJob *job, FracOperand *a, FracOperand *b,
             }
         }
     }
-    return frac_operand_rw(job, c, 0, cbuf, (uint64_t)m * n * 4, true);
+    return frac_npu_operand_rw(job, c, 0, cbuf, (uint64_t)m * n * 4, true);
 }
 
-static uint32_t frac_do_timestamp(FracJob *job, FracOperand *dst)
+static uint32_t frac_npu_do_timestamp(FracJob *job, FracOperand *dst)
 {
     uint64_t le;
 
     /* When the job runs: its modelled start (the clock itself without a model). */
-    job->result = job->q->s->zero_latency ? frac_clock(job->q->s) : job->t_start;
+    job->result = job->q->s->zero_latency ? frac_npu_clock(job->q->s) : job->t_start;
     if (job->desc.len >= 8) {
         le = cpu_to_le64(job->result);
-        return frac_operand_rw(job, dst, 0, &le, 8, true);
+        return frac_npu_operand_rw(job, dst, 0, &le, 8, true);
     }
     return FRAC_STATUS_OK;
 }
 
 /* Byte counts of each operand, from a validated descriptor. */
-static void frac_job_sizes(const struct frac_desc *d, uint64_t *src,
-               uint64_t *dst, uint64_t *aux)
+static void frac_npu_job_sizes(const struct frac_desc *d, uint64_t *src,
+                               uint64_t *dst, uint64_t *aux)
 {
     uint64_t m = d->arg[0], n = d->arg[1], k = d->arg[2];
     uint64_t esz = d->arg[3] == FRAC_GEMM_FP32 ? 4 : 1;
@@ -805,25 +805,25 @@ static void frac_job_sizes(const struct frac_desc *d, uint64_t *src,
 }
 
 /* Run the job's work. Called from the worker, or inline from the main loop. */
-static void frac_job_execute(FracJob *job)
+static void frac_npu_job_execute(FracJob *job)
 {
     FracState *s = job->q->s;
     struct frac_desc *d = &job->desc;
     FracOperand src, dst, aux;
     uint64_t ssz, dsz, asz;
-    uint64_t t0 = frac_clock(s);
+    uint64_t t0 = frac_npu_clock(s);
 
-    frac_job_sizes(d, &ssz, &dsz, &asz);
-    frac_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
-    frac_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
-    frac_operand_init(&aux, d->aux, asz, d->flags, FRAC_DF_AUX_DEVMEM, FRAC_DF_AUX_SGL);
+    frac_npu_job_sizes(d, &ssz, &dsz, &asz);
+    frac_npu_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
+    frac_npu_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
+    frac_npu_operand_init(&aux, d->aux, asz, d->flags, FRAC_DF_AUX_DEVMEM, FRAC_DF_AUX_SGL);
 
-    job->status = frac_operand_prepare(job, &src);
+    job->status = frac_npu_operand_prepare(job, &src);
     if (!job->status) {
-        job->status = frac_operand_prepare(job, &dst);
+        job->status = frac_npu_operand_prepare(job, &dst);
     }
     if (!job->status) {
-        job->status = frac_operand_prepare(job, &aux);
+        job->status = frac_npu_operand_prepare(job, &aux);
     }
     if (job->status) {
         goto out;
@@ -833,29 +833,29 @@ static void frac_job_execute(FracJob *job)
     case FRAC_OP_NOP:
         break;
     case FRAC_OP_COPY:
-        job->status = frac_do_copy(job, &src, &dst);
+        job->status = frac_npu_do_copy(job, &src, &dst);
         break;
     case FRAC_OP_FILL:
-        job->status = frac_do_fill(job, &dst);
+        job->status = frac_npu_do_fill(job, &dst);
         break;
     case FRAC_OP_CRC32C:
-        job->status = frac_do_crc32c(job, &src);
+        job->status = frac_npu_do_crc32c(job, &src);
         break;
     case FRAC_OP_GEMM:
-        job->status = frac_do_gemm(job, &src, &aux, &dst);
+        job->status = frac_npu_do_gemm(job, &src, &aux, &dst);
         break;
     case FRAC_OP_TIMESTAMP:
-        job->status = frac_do_timestamp(job, &dst);
+        job->status = frac_npu_do_timestamp(job, &dst);
         break;
     }
 out:
-    frac_operand_free(&src);
-    frac_operand_free(&dst);
-    frac_operand_free(&aux);
+    frac_npu_operand_free(&src);
+    frac_npu_operand_free(&dst);
+    frac_npu_operand_free(&aux);
     if (s->zero_latency) {
         /* No model: the device clock at the real start and end. */
         job->t_start = t0;
-        job->t_end = frac_clock(s);
+        job->t_end = frac_npu_clock(s);
         if (d->opcode == FRAC_OP_GEMM) {
             job->compute_ns = job->t_end - t0;
         } else {
@@ -864,7 +864,7 @@ out:
     }
 }
 
-static void *frac_worker(void *opaque)
+static void *frac_npu_worker(void *opaque)
 {
     FracQueue *q = opaque;
 
@@ -883,8 +883,8 @@ static void *frac_worker(void *opaque)
         QSIMPLEQ_REMOVE_HEAD(&q->work, link);
         qemu_mutex_unlock(&q->lock);
 
-        if (!frac_job_aborted(job)) {
-            frac_job_execute(job);
+        if (!frac_npu_job_aborted(job)) {
+            frac_npu_job_execute(job);
         }
 
         qemu_mutex_lock(&q->lock);
@@ -898,8 +898,8 @@ static void *frac_worker(void *opaque)
 
 /* ---- Queue: fetch, validate, complete (main loop) ---------------------- */
 
-static uint32_t frac_devmem_check(FracState *s, FracJob *job, uint8_t flag,
-                  uint64_t off, uint64_t len)
+static uint32_t frac_npu_devmem_check(FracState *s, FracJob *job, uint8_t flag,
+                                      uint64_t off, uint64_t len)
 {
     if (!(job->desc.flags & flag) || !len) {
         return FRAC_STATUS_OK;
@@ -915,7 +915,7 @@ static uint32_t frac_devmem_check(FracState *s, FracJob *job, uint8_t flag,
     return FRAC_STATUS_OK;
 }
 
-static uint32_t frac_validate(FracState *s, FracJob *job)
+static uint32_t frac_npu_validate(FracState *s, FracJob *job)
 {
     struct frac_desc *d = &job->desc;
     uint64_t ssz, dsz, asz;
@@ -945,25 +945,25 @@ static uint32_t frac_validate(FracState *s, FracJob *job)
             return FRAC_STATUS_BAD_DESC;
         }
     } else if (d->opcode != FRAC_OP_FILL && d->opcode != FRAC_OP_CRC32C &&
-           (d->arg[0] || d->arg[1] || d->arg[2] || d->arg[3])) {
+               (d->arg[0] || d->arg[1] || d->arg[2] || d->arg[3])) {
         return FRAC_STATUS_BAD_DESC;
     } else if ((d->opcode == FRAC_OP_FILL || d->opcode == FRAC_OP_CRC32C) &&
-           (d->arg[1] || d->arg[2] || d->arg[3])) {
+               (d->arg[1] || d->arg[2] || d->arg[3])) {
         return FRAC_STATUS_BAD_DESC;
     }
-    frac_job_sizes(d, &ssz, &dsz, &asz);
-    st = frac_devmem_check(s, job, FRAC_DF_SRC_DEVMEM, d->src, ssz);
+    frac_npu_job_sizes(d, &ssz, &dsz, &asz);
+    st = frac_npu_devmem_check(s, job, FRAC_DF_SRC_DEVMEM, d->src, ssz);
     if (!st) {
-        st = frac_devmem_check(s, job, FRAC_DF_DST_DEVMEM, d->dst, dsz);
+        st = frac_npu_devmem_check(s, job, FRAC_DF_DST_DEVMEM, d->dst, dsz);
     }
     if (!st) {
-        st = frac_devmem_check(s, job, FRAC_DF_AUX_DEVMEM, d->aux, asz);
+        st = frac_npu_devmem_check(s, job, FRAC_DF_AUX_DEVMEM, d->aux, asz);
     }
     return st;
 }
 
 /* Timing model: when the job starts and ends on the device clock. */
-static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
+static void frac_npu_job_model(FracState *s, FracJob *job, uint64_t now)
 {
     FracQueue *q = job->q;
     uint64_t ssz, dsz, asz, bytes, start;
@@ -972,7 +972,7 @@ static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
         job->deadline = 0;
         return;
     }
-    frac_job_sizes(&job->desc, &ssz, &dsz, &asz);
+    frac_npu_job_sizes(&job->desc, &ssz, &dsz, &asz);
     bytes = job->status ? 0 : ssz + dsz + asz;
     job->dma_ns = bytes * 1000 / s->dma_bw_mbps;
     if (!job->status && job->desc.opcode == FRAC_OP_GEMM) {
@@ -983,24 +983,24 @@ static void frac_job_model(FracState *s, FracJob *job, uint64_t now)
     start = MAX(now, (uint64_t)q->busy_until);
     job->t_start = start;
     job->t_end = start + job->dma_ns + job->compute_ns + job->extra_ns;
-    frac_telemetry_update(s);
-    frac_busy_add(s, start, start + job->dma_ns + job->compute_ns);
+    frac_npu_telemetry_update(s);
+    frac_npu_busy_add(s, start, start + job->dma_ns + job->compute_ns);
     q->busy_until = job->t_end;
-    job->deadline = frac_dev_to_virt(s, job->t_end + s->completion_latency_ns);
+    job->deadline = frac_npu_dev_to_virt(s, job->t_end + s->completion_latency_ns);
 }
 
 /* Does the validated job do host DMA (the kind an injected fault hits)? */
-static bool frac_job_host_dma(const struct frac_desc *d)
+static bool frac_npu_job_host_dma(const struct frac_desc *d)
 {
     uint64_t ssz, dsz, asz;
 
-    frac_job_sizes(d, &ssz, &dsz, &asz);
+    frac_npu_job_sizes(d, &ssz, &dsz, &asz);
     return (ssz && !(d->flags & FRAC_DF_SRC_DEVMEM)) ||
            (dsz && !(d->flags & FRAC_DF_DST_DEVMEM)) ||
            (asz && !(d->flags & FRAC_DF_AUX_DEVMEM));
 }
 
-static bool frac_job_is_small(FracJob *job)
+static bool frac_npu_job_is_small(FracJob *job)
 {
     struct frac_desc *d = &job->desc;
 
@@ -1011,12 +1011,12 @@ static bool frac_job_is_small(FracJob *job)
            !(d->flags & (FRAC_DF_SRC_SGL | FRAC_DF_DST_SGL | FRAC_DF_AUX_SGL));
 }
 
-static void frac_job_free(FracJob *job)
+static void frac_npu_job_free(FracJob *job)
 {
     g_free(job);
 }
 
-static void frac_queue_fetch(FracQueue *q)
+static void frac_npu_queue_fetch(FracQueue *q)
 {
     FracState *s = q->s;
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -1030,17 +1030,17 @@ static void frac_queue_fetch(FracQueue *q)
         uint64_t addr = q->sq_base + (uint64_t)q->sq_head * sizeof(struct frac_desc);
         FracJob *job = g_new0(FracJob, 1);
         struct frac_desc *d = &job->desc;
-        uint64_t now = frac_clock(s);
+        uint64_t now = frac_npu_clock(s);
 
-        if (frac_own_bar(s, addr, sizeof(*d), NULL) ||
+        if (frac_npu_own_bar(s, addr, sizeof(*d), NULL) ||
             pci_dma_read(pdev, addr, d, sizeof(*d)) != MEMTX_OK) {
             FRAC_GUEST_ERR(frac_npu_err_sq_fetch,
                            "q%u descriptor fetch from 0x%" PRIx64 " failed",
                            q->id, addr);
             g_free(job);
             q->status |= FRAC_QSTS_ERROR;
-            frac_queue_disable(q);
-            frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
+            frac_npu_queue_disable(q);
+            frac_npu_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
             return;
         }
         d->rsvd0 = le16_to_cpu(d->rsvd0);
@@ -1061,10 +1061,10 @@ static void frac_queue_fetch(FracQueue *q)
         q->inflight++;
         QTAILQ_INSERT_TAIL(&q->pending, job, pending);
         trace_frac_npu_fetch(q->id, q->sq_head, d->job_id,
-                     d->opcode < FRAC_OP_MAX ? frac_op_name[d->opcode] : "?",
-                     d->flags, d->len);
+                             d->opcode < FRAC_OP_MAX ? frac_npu_op_name[d->opcode] : "?",
+                             d->flags, d->len);
 
-        job->status = frac_validate(s, job);
+        job->status = frac_npu_validate(s, job);
         if (job->status) {
             FRAC_GUEST_ERR(frac_npu_bad_desc,
                            "q%u job 0x%" PRIx64 " rejected, status %u",
@@ -1073,7 +1073,7 @@ static void frac_queue_fetch(FracQueue *q)
             q->fi_error_jobs--;
             job->status = FRAC_STATUS_INJECTED;
             job->inject_error = true;
-        } else if (q->fi_dma_jobs && frac_job_host_dma(d)) {
+        } else if (q->fi_dma_jobs && frac_npu_job_host_dma(d)) {
             q->fi_dma_jobs--;
             job->inject_dma = true;
         }
@@ -1081,15 +1081,15 @@ static void frac_queue_fetch(FracQueue *q)
             job->extra_ns = (uint64_t)q->fi_latency_ms * SCALE_MS;
             q->fi_latency_ms = 0;
         }
-        frac_job_model(s, job, now);
+        frac_npu_job_model(s, job, now);
 
         if (job->status) {
             job->finished = true;
             if (s->zero_latency) {
-                job->t_start = job->t_end = frac_clock(s);
+                job->t_start = job->t_end = frac_npu_clock(s);
             }
-        } else if (!q->outstanding && frac_job_is_small(job)) {
-            frac_job_execute(job);
+        } else if (!q->outstanding && frac_npu_job_is_small(job)) {
+            frac_npu_job_execute(job);
             job->finished = true;
         } else {
             job->in_worker = true;
@@ -1100,20 +1100,20 @@ static void frac_queue_fetch(FracQueue *q)
             qemu_mutex_unlock(&q->lock);
         }
     }
-    frac_queue_post(q);
+    frac_npu_queue_post(q);
 }
 
-static void frac_fetch_bh(void *opaque)
+static void frac_npu_fetch_bh(void *opaque)
 {
-    frac_queue_fetch(opaque);
+    frac_npu_queue_fetch(opaque);
 }
 
 /*
  * Timers run like the guarded BHs: an MSI-X message or DMA aimed at our own
  * BAR0 must not re-enter the MMIO handlers (a RESET written to CONTROL from
- * inside frac_queue_post frees the job being posted).
+ * inside frac_npu_queue_post frees the job being posted).
  */
-static bool frac_guard_engage(FracState *s)
+static bool frac_npu_guard_engage(FracState *s)
 {
     MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
     bool was = g->engaged_in_io;
@@ -1122,21 +1122,21 @@ static bool frac_guard_engage(FracState *s)
     return was;
 }
 
-static void frac_guard_restore(FracState *s, bool was)
+static void frac_npu_guard_restore(FracState *s, bool was)
 {
     DEVICE(s)->mem_reentrancy_guard.engaged_in_io = was;
 }
 
-static void frac_guarded(FracQueue *q, void (*fn)(FracQueue *q))
+static void frac_npu_guarded(FracQueue *q, void (*fn)(FracQueue *q))
 {
-    bool was = frac_guard_engage(q->s);
+    bool was = frac_npu_guard_engage(q->s);
 
     fn(q);
-    frac_guard_restore(q->s, was);
+    frac_npu_guard_restore(q->s, was);
 }
 
 /* The fetch latency of the oldest doorbells is over: fetch up to them. */
-static void frac_fetch_due(FracQueue *q)
+static void frac_npu_fetch_due(FracQueue *q)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     unsigned n = 0;
@@ -1150,12 +1150,12 @@ static void frac_fetch_due(FracQueue *q)
     if (q->db_npending) {
         timer_mod(q->fetch_timer, q->db_pending[0].due);
     }
-    frac_queue_fetch(q);
+    frac_npu_queue_fetch(q);
 }
 
-static void frac_fetch_timer(void *opaque)
+static void frac_npu_fetch_timer(void *opaque)
 {
-    frac_guarded(opaque, frac_fetch_due);
+    frac_npu_guarded(opaque, frac_npu_fetch_due);
 }
 
 /*
@@ -1163,7 +1163,7 @@ static void frac_fetch_timer(void *opaque)
  * with an earlier doorbell's. More than FRAC_DB_PENDING doorbells within one
  * latency merge into the last: the older ones then come late, never early.
  */
-static void frac_queue_doorbell(FracQueue *q)
+static void frac_npu_queue_doorbell(FracQueue *q)
 {
     FracState *s = q->s;
     int64_t due = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->fetch_latency_ns;
@@ -1184,30 +1184,30 @@ static void frac_queue_doorbell(FracQueue *q)
 }
 
 /* Go on fetching what is due (ring space freed, CONTROL.ENABLE set). */
-static void frac_queue_kick(FracQueue *q)
+static void frac_npu_queue_kick(FracQueue *q)
 {
     if (q->sq_head != q->fetch_tail) {
         qemu_bh_schedule(q->fetch_bh);
     }
 }
 
-static void frac_queue_irq(FracQueue *q)
+static void frac_npu_queue_irq(FracQueue *q)
 {
     q->coal_pending = 0;
     timer_del(q->coal_timer);
-    frac_raise(q->s, q->id);
+    frac_npu_raise(q->s, q->id);
 }
 
-static void frac_coal_fire(FracQueue *q)
+static void frac_npu_coal_fire(FracQueue *q)
 {
     if (!q->s->exiting && q->coal_pending) {
-        frac_queue_irq(q);
+        frac_npu_queue_irq(q);
     }
 }
 
-static void frac_coal_timer(void *opaque)
+static void frac_npu_coal_timer(void *opaque)
 {
-    frac_guarded(opaque, frac_coal_fire);
+    frac_npu_guarded(opaque, frac_npu_coal_fire);
 }
 
 /*
@@ -1216,7 +1216,7 @@ static void frac_coal_timer(void *opaque)
  * flip sees the whole record (NVMe puts its phase in the CQE's last dword
  * for the same reason).
  */
-static bool frac_cqe_write(FracState *s, uint64_t addr,
+static bool frac_npu_cqe_write(FracState *s, uint64_t addr,
                            const struct frac_cqe *cqe)
 {
     static const struct {
@@ -1240,7 +1240,7 @@ static bool frac_cqe_write(FracState *s, uint64_t addr,
     return true;
 }
 
-static bool frac_post_one(FracQueue *q, FracJob *job)
+static bool frac_npu_post_one(FracQueue *q, FracJob *job)
 {
     FracState *s = q->s;
     struct frac_cqe cqe = { 0 };
@@ -1260,15 +1260,15 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     cqe.sq_head = cpu_to_le16(job->sq_head);
     cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
     cqe.err_addr = cpu_to_le64(job->err_addr);
-    if (frac_own_bar(s, addr, sizeof(cqe), NULL) ||
-        !frac_cqe_write(s, addr, &cqe)) {
+    if (frac_npu_own_bar(s, addr, sizeof(cqe), NULL) ||
+        !frac_npu_cqe_write(s, addr, &cqe)) {
         FRAC_GUEST_ERR(frac_npu_err_cq_write,
                        "q%u completion write to 0x%" PRIx64 " failed",
                        q->id, addr);
-        /* frac_queue_post disables the queue once out of its loop. */
+        /* frac_npu_queue_post disables the queue once out of its loop. */
         q->status |= FRAC_QSTS_ERROR;
         q->status &= ~FRAC_QSTS_ENABLED;
-        frac_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
+        frac_npu_error(s, q->id, FRAC_ERR_DMA_FAULT, addr, true);
         return false;
     }
     q->cq_tail = (q->cq_tail + 1) & (q->size - 1);
@@ -1276,15 +1276,15 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
         q->phase = !q->phase;
     }
     trace_frac_npu_complete(q->id, job->desc.job_id, job->status,
-                job->t_start, job->t_end);
+                            job->t_start, job->t_end);
 
     q->jobs++;
     if (job->status) {
         s->jobs_err++;
         if (job->status == FRAC_STATUS_DMA_FAULT) {
-            frac_error(s, q->id, FRAC_ERR_DMA_FAULT, job->err_addr, false);
+            frac_npu_error(s, q->id, FRAC_ERR_DMA_FAULT, job->err_addr, false);
         } else if (job->status != FRAC_STATUS_INJECTED) {
-            frac_error(s, q->id, FRAC_ERR_BAD_DESC, job->err_addr, false);
+            frac_npu_error(s, q->id, FRAC_ERR_BAD_DESC, job->err_addr, false);
         }
     } else {
         s->jobs_done++;
@@ -1295,8 +1295,8 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     s->busy_ns[FRAC_ENGINE_COMPUTE] += job->compute_ns;
     if (s->zero_latency) {
         /* No model: the measured time, known only now. */
-        frac_telemetry_update(s);
-        frac_busy_add(s, job->t_start, job->t_end);
+        frac_npu_telemetry_update(s);
+        frac_npu_busy_add(s, job->t_start, job->t_end);
     }
 
     if (job->desc.flags & FRAC_DF_NO_IRQ) {
@@ -1304,16 +1304,16 @@ static bool frac_post_one(FracQueue *q, FracJob *job)
     }
     q->coal_pending++;
     if (count <= 1 || q->coal_pending >= count) {
-        frac_queue_irq(q);
+        frac_npu_queue_irq(q);
     } else if (usecs && !timer_pending(q->coal_timer)) {
         timer_mod(q->coal_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + usecs * SCALE_US);
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + usecs * SCALE_US);
     }
     return true;
 }
 
 /* Post finished jobs in fetch order, each no earlier than its deadline. */
-static void frac_queue_post(FracQueue *q)
+static void frac_npu_queue_post(FracQueue *q)
 {
     FracState *s = q->s;
     FracJob *job;
@@ -1327,36 +1327,36 @@ static void frac_queue_post(FracQueue *q)
             timer_mod(q->post_timer, job->deadline);
             break;
         }
-        if (!(q->status & FRAC_QSTS_ENABLED) || !frac_post_one(q, job)) {
+        if (!(q->status & FRAC_QSTS_ENABLED) || !frac_npu_post_one(q, job)) {
             break;
         }
         QTAILQ_REMOVE(&q->pending, job, pending);
-        frac_job_free(job);
+        frac_npu_job_free(job);
         q->inflight--;
         posted = true;
     }
     if (!(q->status & FRAC_QSTS_ENABLED) && (q->ctrl & FRAC_QCTRL_ENABLE)) {
-        frac_queue_disable(q); /* the CQ stopped decoding */
+        frac_npu_queue_disable(q); /* the CQ stopped decoding */
         return;
     }
     if (posted) {
-        frac_queue_kick(q);
+        frac_npu_queue_kick(q);
     }
 }
 
-static void frac_post_timer(void *opaque)
+static void frac_npu_post_timer(void *opaque)
 {
-    frac_guarded(opaque, frac_queue_post);
+    frac_npu_guarded(opaque, frac_npu_queue_post);
 }
 
-static void frac_done_bh(void *opaque)
+static void frac_npu_done_bh(void *opaque)
 {
     FracQueue *q = opaque;
     QSIMPLEQ_HEAD(, FracJob) done = QSIMPLEQ_HEAD_INITIALIZER(done);
     FracJob *job;
 
     if (q->s->exiting) {
-        return; /* frac_exit frees what the worker handed back */
+        return; /* frac_npu_exit frees what the worker handed back */
     }
     qemu_mutex_lock(&q->lock);
     QSIMPLEQ_CONCAT(&done, &q->done);
@@ -1367,27 +1367,27 @@ static void frac_done_bh(void *opaque)
         q->outstanding--;
         if (job->gen != q->gen) {
             /* The queue was reset while the job ran: drop it. */
-            frac_job_free(job);
+            frac_npu_job_free(job);
             continue;
         }
         job->in_worker = false;
         job->finished = true;
     }
     if (!q->outstanding) {
-        frac_queue_drained(q);
+        frac_npu_queue_drained(q);
     }
-    frac_queue_post(q);
+    frac_npu_queue_post(q);
 }
 
 /*
  * Drop every job of @q (docs/hw-spec.md 8, quiesce handshake). The jobs
  * waiting for the worker, the ones it has finished and the ones in the main
  * loop are freed here; the one the worker is running sees the new generation
- * at its next chunk and comes back through frac_done_bh, which frees it.
+ * at its next chunk and comes back through frac_npu_done_bh, which frees it.
  * Nothing of the old generation is posted after this. q->outstanding stays
  * above zero until that last job is back.
  */
-static void frac_queue_abort(FracQueue *q)
+static void frac_npu_queue_abort(FracQueue *q)
 {
     QSIMPLEQ_HEAD(, FracJob) drop = QSIMPLEQ_HEAD_INITIALIZER(drop);
     FracJob *job, *next;
@@ -1401,13 +1401,13 @@ static void frac_queue_abort(FracQueue *q)
     QTAILQ_FOREACH_SAFE(job, &q->pending, pending, next) {
         QTAILQ_REMOVE(&q->pending, job, pending);
         if (!job->in_worker) {
-            frac_job_free(job);
+            frac_npu_job_free(job);
         }
     }
     while ((job = QSIMPLEQ_FIRST(&drop))) {
         QSIMPLEQ_REMOVE_HEAD(&drop, link);
         q->outstanding--;
-        frac_job_free(job);
+        frac_npu_job_free(job);
     }
     timer_del(q->fetch_timer);
     timer_del(q->post_timer);
@@ -1420,7 +1420,7 @@ static void frac_queue_abort(FracQueue *q)
 }
 
 /* The queue registers and model state at their power-on values. */
-static void frac_queue_clear(FracQueue *q)
+static void frac_npu_queue_clear(FracQueue *q)
 {
     q->sq_base = q->cq_base = 0;
     q->size = 0;
@@ -1438,24 +1438,24 @@ static void frac_queue_clear(FracQueue *q)
 /*
  * Queue reset: drop the jobs and stop the queue at once; the registers go to
  * their reset values, and STATUS.RESETTING / CTRL.RESET clear, only once the
- * worker has given back the job it may be running (frac_queue_drained).
+ * worker has given back the job it may be running (frac_npu_queue_drained).
  */
-static void frac_queue_reset(FracQueue *q)
+static void frac_npu_queue_reset(FracQueue *q)
 {
     trace_frac_npu_queue_reset(q->id, q->inflight, q->outstanding);
-    frac_queue_abort(q);
+    frac_npu_queue_abort(q);
     q->status &= ~FRAC_QSTS_ENABLED;
     q->ctrl &= ~FRAC_QCTRL_ENABLE;
     q->drain = FRAC_DRAIN_RESET;
     if (!q->outstanding) {
-        frac_queue_drained(q);
+        frac_npu_queue_drained(q);
     }
 }
 
-static void frac_reset_check(FracState *s);
+static void frac_npu_reset_check(FracState *s);
 
 /* The worker has no job of @q any more: finish what waited for that. */
-static void frac_queue_drained(FracQueue *q)
+static void frac_npu_queue_drained(FracQueue *q)
 {
     switch (q->drain) {
     case FRAC_DRAIN_NONE:
@@ -1466,10 +1466,10 @@ static void frac_queue_drained(FracQueue *q)
         break;
     case FRAC_DRAIN_RESET:
         trace_frac_npu_queue_drained(q->id, "reset");
-        frac_queue_clear(q);
+        frac_npu_queue_clear(q);
         break;
     }
-    frac_reset_check(q->s);
+    frac_npu_reset_check(q->s);
 }
 
 /*
@@ -1477,7 +1477,7 @@ static void frac_queue_drained(FracQueue *q)
  * queue never goes on where it stopped). A refused enable leaves the queue
  * disabled, CTRL.ENABLE reading 0, with STATUS.ERROR set.
  */
-static void frac_queue_enable(FracQueue *q)
+static void frac_npu_queue_enable(FracQueue *q)
 {
     bool ok = q->size >= FRAC_RING_MIN_ENTRIES &&
               q->size <= FRAC_RING_MAX_ENTRIES && is_power_of_2(q->size) &&
@@ -1508,7 +1508,7 @@ static void frac_queue_enable(FracQueue *q)
  * fetching and drop what was fetched, as a reset does; with a job on the
  * worker the queue reads RESETTING until it is back. Registers are kept.
  */
-static void frac_queue_disable(FracQueue *q)
+static void frac_npu_queue_disable(FracQueue *q)
 {
     bool busy = q->inflight || q->outstanding;
 
@@ -1518,14 +1518,14 @@ static void frac_queue_disable(FracQueue *q)
         return;
     }
     trace_frac_npu_queue_reset(q->id, q->inflight, q->outstanding);
-    frac_queue_abort(q);
+    frac_npu_queue_abort(q);
     if (q->outstanding) {
         q->drain = FRAC_DRAIN_DISABLE;
     }
 }
 
 /* No DMA of any queue in progress or pending (STATUS.QUIESCED). */
-static bool frac_quiesced(FracState *s)
+static bool frac_npu_quiesced(FracState *s)
 {
     if (s->resetting) {
         return false;
@@ -1541,7 +1541,7 @@ static bool frac_quiesced(FracState *s)
 }
 
 /* The global registers and counters at their power-on values. */
-static void frac_reset_regs(FracState *s)
+static void frac_npu_reset_regs(FracState *s)
 {
     s->control = 0;
     s->status = FRAC_STS_READY;
@@ -1557,13 +1557,13 @@ static void frac_reset_regs(FracState *s)
     s->bytes_rd = s->bytes_wr = 0;
     s->irqs = 0;
     s->nbusy = 0;
-    s->therm_t = frac_clock(s);
+    s->therm_t = frac_npu_clock(s);
     s->util_ewma = 0;
-    frac_update_intx(s);
+    frac_npu_update_intx(s);
 }
 
 /* A global reset waits for every queue's reset; then the rest is reset. */
-static void frac_reset_check(FracState *s)
+static void frac_npu_reset_check(FracState *s)
 {
     if (!s->resetting) {
         return;
@@ -1574,7 +1574,7 @@ static void frac_reset_check(FracState *s)
         }
     }
     s->resetting = false;
-    frac_reset_regs(s);
+    frac_npu_reset_regs(s);
     trace_frac_npu_reset_done();
 }
 
@@ -1582,23 +1582,23 @@ static void frac_reset_check(FracState *s)
  * Global reset (CONTROL.RESET, FLR, machine reset): READY and QUIESCED clear
  * and every queue resets; CONTROL.RESET reads 1 until they all have.
  */
-static void frac_reset_all(FracState *s, const char *why)
+static void frac_npu_reset_all(FracState *s, const char *why)
 {
     trace_frac_npu_reset(why);
     s->status &= ~FRAC_STS_READY;
     /* Start every queue's reset before one that is over can end ours. */
     s->resetting = false;
     for (unsigned i = 0; i < s->num_queues; i++) {
-        frac_queue_reset(&s->q[i]);
+        frac_npu_queue_reset(&s->q[i]);
     }
     s->resetting = true;
-    frac_reset_check(s);
+    frac_npu_reset_check(s);
 }
 
 /* ---- Telemetry --------------------------------------------------------- */
 
 /* Fraction of [t0, t0 + FRAC_THERMAL_STEP_NS) that some job was busy. */
-static double frac_busy_share(FracState *s, int64_t t0)
+static double frac_npu_busy_share(FracState *s, int64_t t0)
 {
     int64_t t1 = t0 + FRAC_THERMAL_STEP_NS, busy = 0;
 
@@ -1611,9 +1611,9 @@ static double frac_busy_share(FracState *s, int64_t t0)
 }
 
 /* Step the thermal filter up to the last grid point at or before now. */
-static void frac_telemetry_update(FracState *s)
+static void frac_npu_telemetry_update(FracState *s)
 {
-    int64_t now = frac_clock(s);
+    int64_t now = frac_npu_clock(s);
     double alpha = -expm1(-(double)FRAC_THERMAL_STEP_NS / FRAC_THERMAL_TAU_NS);
 
     while (s->therm_t + FRAC_THERMAL_STEP_NS <= now) {
@@ -1628,7 +1628,7 @@ static void frac_telemetry_update(FracState *s)
             s->therm_t += k * FRAC_THERMAL_STEP_NS;
             continue;
         }
-        s->util_ewma += alpha * (frac_busy_share(s, s->therm_t) -
+        s->util_ewma += alpha * (frac_npu_busy_share(s, s->therm_t) -
                                  s->util_ewma);
         s->therm_t += FRAC_THERMAL_STEP_NS;
         while (drop < s->nbusy && s->busy[drop].end <= s->therm_t) {
@@ -1643,7 +1643,7 @@ static void frac_telemetry_update(FracState *s)
  * A job's modelled busy time, added when the model schedules it: the
  * temperature follows the engines as they run, not as jobs complete.
  */
-static void frac_busy_add(FracState *s, int64_t start, int64_t end)
+static void frac_npu_busy_add(FracState *s, int64_t start, int64_t end)
 {
     unsigned i;
 
@@ -1681,16 +1681,16 @@ static void frac_busy_add(FracState *s, int64_t start, int64_t end)
 
 /* ---- MMIO -------------------------------------------------------------- */
 
-static uint64_t frac_lo(uint64_t v)
+static uint64_t frac_npu_lo(uint64_t v)
 {
     return (uint32_t)v;
 }
 
-static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
+static uint64_t frac_npu_qreg_read(FracQueue *q, hwaddr r)
 {
     switch (r) {
     case FRAC_Q_SQ_BASE_LO:
-        return frac_lo(q->sq_base);
+        return frac_npu_lo(q->sq_base);
     case FRAC_Q_SQ_BASE_HI:
         return q->sq_base >> 32;
     case FRAC_Q_SIZE:
@@ -1698,7 +1698,7 @@ static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
     case FRAC_Q_CTRL:
         return q->ctrl | (q->drain == FRAC_DRAIN_RESET ? FRAC_QCTRL_RESET : 0);
     case FRAC_Q_CQ_BASE_LO:
-        return frac_lo(q->cq_base);
+        return frac_npu_lo(q->cq_base);
     case FRAC_Q_CQ_BASE_HI:
         return q->cq_base >> 32;
     case FRAC_Q_STATUS:
@@ -1727,12 +1727,12 @@ static uint64_t frac_qreg_read(FracQueue *q, hwaddr r)
  * The 64-bit clock and counters: @lo is the offset of a LO half. Reading LO
  * latches HI (docs/hw-spec.md 3), so a LO, HI pair of reads is consistent.
  */
-static bool frac_counter(FracState *s, hwaddr lo, uint64_t *val,
-                         unsigned *slot)
+static bool frac_npu_counter(FracState *s, hwaddr lo, uint64_t *val,
+                             unsigned *slot)
 {
     switch (lo) {
     case FRAC_REG_CLOCK_LO:
-        *val = frac_clock(s);
+        *val = frac_npu_clock(s);
         *slot = 0;
         return true;
     case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA):
@@ -1761,7 +1761,7 @@ static bool frac_counter(FracState *s, hwaddr lo, uint64_t *val,
     return true;
 }
 
-static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t frac_npu_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     FracState *s = opaque;
     uint64_t v = 0, c;
@@ -1774,17 +1774,17 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
 
-        v = frac_qreg_read(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE);
+        v = frac_npu_qreg_read(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE);
         trace_frac_npu_mmio_read(addr, v);
         return v;
     }
 
-    if (frac_counter(s, addr & ~4ULL, &c, &slot)) {
+    if (frac_npu_counter(s, addr & ~4ULL, &c, &slot)) {
         if (addr & 4) {
             v = s->hi_latch[slot];
         } else {
             s->hi_latch[slot] = c >> 32;
-            v = frac_lo(c);
+            v = frac_npu_lo(c);
         }
         trace_frac_npu_mmio_read(addr, v);
         return v;
@@ -1806,7 +1806,7 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
             (s->fault_injection ? FRAC_FEAT_FAULT_INJ : 0);
         break;
     case FRAC_REG_DEVMEM_SIZE_LO:
-        v = frac_lo(s->mem_size);
+        v = frac_npu_lo(s->mem_size);
         break;
     case FRAC_REG_DEVMEM_SIZE_HI:
         v = s->mem_size >> 32;
@@ -1822,7 +1822,7 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         break;
     case FRAC_REG_STATUS:
         v = s->status | (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0) |
-            (frac_quiesced(s) ? FRAC_STS_QUIESCED : 0);
+            (frac_npu_quiesced(s) ? FRAC_STS_QUIESCED : 0);
         break;
     case FRAC_REG_DMA_BITS:
         v = s->dma_bits;
@@ -1837,7 +1837,7 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         v = s->err_queue;
         break;
     case FRAC_REG_ERR_ADDR_LO:
-        v = frac_lo(s->err_addr);
+        v = frac_npu_lo(s->err_addr);
         break;
     case FRAC_REG_ERR_ADDR_HI:
         v = s->err_addr >> 32;
@@ -1855,11 +1855,11 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
         v = NANOSECONDS_PER_SECOND;
         break;
     case FRAC_REG_TEMP_MC:
-        frac_telemetry_update(s);
+        frac_npu_telemetry_update(s);
         v = FRAC_TEMP_AMBIENT_MC + (uint32_t)(FRAC_TEMP_RANGE_MC * s->util_ewma);
         break;
     case FRAC_REG_POWER_MW:
-        frac_telemetry_update(s);
+        frac_npu_telemetry_update(s);
         v = FRAC_POWER_IDLE_MW + (uint32_t)(FRAC_POWER_RANGE_MW * s->util_ewma);
         break;
     case FRAC_REG_FI_ARMED:
@@ -1886,7 +1886,7 @@ static uint64_t frac_regs_read(void *opaque, hwaddr addr, unsigned size)
     return v;
 }
 
-static void frac_set64(uint64_t *reg, bool hi, uint32_t val)
+static void frac_npu_set64(uint64_t *reg, bool hi, uint32_t val)
 {
     if (hi) {
         *reg = deposit64(*reg, 32, 32, val);
@@ -1895,7 +1895,7 @@ static void frac_set64(uint64_t *reg, bool hi, uint32_t val)
     }
 }
 
-static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
+static void frac_npu_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
 {
     bool enabled = q->status & FRAC_QSTS_ENABLED;
 
@@ -1925,20 +1925,20 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
         if (r == FRAC_Q_SIZE) {
             q->size = val;
         } else if (r <= FRAC_Q_SQ_BASE_HI) {
-            frac_set64(&q->sq_base, r == FRAC_Q_SQ_BASE_HI, val);
+            frac_npu_set64(&q->sq_base, r == FRAC_Q_SQ_BASE_HI, val);
         } else {
-            frac_set64(&q->cq_base, r == FRAC_Q_CQ_BASE_HI, val);
+            frac_npu_set64(&q->cq_base, r == FRAC_Q_CQ_BASE_HI, val);
         }
         return;
     case FRAC_Q_CTRL:
         if (val & FRAC_QCTRL_RESET) {
-            frac_queue_reset(q);
+            frac_npu_queue_reset(q);
             return;
         }
         if ((val & FRAC_QCTRL_ENABLE) && !enabled) {
-            frac_queue_enable(q);
+            frac_npu_queue_enable(q);
         } else if (!(val & FRAC_QCTRL_ENABLE)) {
-            frac_queue_disable(q);
+            frac_npu_queue_disable(q);
         }
         return;
     case FRAC_Q_IRQ_COAL:
@@ -1949,14 +1949,14 @@ static void frac_qreg_write(FracQueue *q, hwaddr r, uint32_t val)
                    "q%u write to read-only register 0x%" PRIx64, q->id, r);
 }
 
-static void frac_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
-            Error **errp)
+static void frac_npu_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
+                            Error **errp)
 {
     FracQueue *q;
 
     if (kind == FRAC_FAULT_FATAL) {
         trace_frac_npu_fault(kind, qid, arg);
-        frac_enter_fatal(s);
+        frac_npu_enter_fatal(s);
         return;
     }
     if (kind == FRAC_FAULT_NONE || kind >= FRAC_FAULT_MAX) {
@@ -1988,7 +1988,7 @@ static void frac_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
     }
 }
 
-static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void frac_npu_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     FracState *s = opaque;
 
@@ -2005,20 +2005,20 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
     if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
 
-        frac_qreg_write(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE, val);
+        frac_npu_qreg_write(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE, val);
         return;
     }
 
     switch (addr) {
     case FRAC_REG_CONTROL:
         if (val & FRAC_CTRL_RESET) {
-            frac_reset_all(s, "control");
+            frac_npu_reset_all(s, "control");
             return;
         }
         s->control = val & FRAC_CTRL_ENABLE;
         if (s->control & FRAC_CTRL_ENABLE) {
             for (unsigned i = 0; i < s->num_queues; i++) {
-                frac_queue_kick(&s->q[i]);
+                frac_npu_queue_kick(&s->q[i]);
             }
         }
         return;
@@ -2039,7 +2039,7 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
         return;
     case FRAC_REG_INT_STATUS:
         s->int_status &= ~val;
-        frac_update_intx(s);
+        frac_npu_update_intx(s);
         return;
     case FRAC_REG_INT_MASK: {
         uint32_t unmasked = s->int_mask & ~val;
@@ -2050,14 +2050,14 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
             (s->int_status & unmasked)) {
             msi_notify(PCI_DEVICE(s), 0);
         }
-        frac_update_intx(s);
+        frac_npu_update_intx(s);
         return;
     }
     case FRAC_REG_FI_CTRL:
         if (s->fault_injection) {
             Error *err = NULL;
 
-            frac_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
+            frac_npu_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
             if (err) {
                 FRAC_GUEST_ERR(frac_npu_err_fi_ctrl, "FI_CTRL: %s",
                                error_get_pretty(err));
@@ -2071,7 +2071,7 @@ static void frac_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned si
                    " to unknown or read-only register 0x%" PRIx64, val, addr);
 }
 
-static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void frac_npu_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
     FracState *s = opaque;
     unsigned qid = addr / FRAC_DB_STRIDE;
@@ -2085,7 +2085,7 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
     if (qid >= s->num_queues || (addr % 4)) {
         FRAC_GUEST_ERR(frac_npu_err_db_no_queue,
                        "doorbell write at 0x%" PRIx64 " for no queue", addr);
-        frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, addr, true);
+        frac_npu_error(s, qid, FRAC_ERR_BAD_DOORBELL, addr, true);
         return;
     }
     q = &s->q[qid];
@@ -2099,7 +2099,7 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
                        "q%u bad %s doorbell %" PRIu64 " (size %u, %s)",
                        qid, cq ? "CQ" : "SQ", val, q->size,
                        q->status & FRAC_QSTS_ENABLED ? "enabled" : "disabled");
-        frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
+        frac_npu_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
         return;
     }
     if (cq) {
@@ -2109,13 +2109,13 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
             FRAC_GUEST_ERR(frac_npu_err_cq_head,
                            "q%u CQ doorbell %" PRIu64 " past CQ_TAIL %u",
                            qid, val, q->cq_tail);
-            frac_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
+            frac_npu_error(s, qid, FRAC_ERR_BAD_DOORBELL, val, true);
             return;
         }
         q->cq_head = val;
         if (q->cq_stalled) {
             q->cq_stalled = false;
-            frac_queue_post(q);
+            frac_npu_queue_post(q);
         }
     } else {
         q->sq_tail = val;
@@ -2130,30 +2130,30 @@ static void frac_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size
              * way QEMU's nvme model handles its doorbells.
              */
             q->fetch_tail = q->sq_tail;
-            frac_queue_fetch(q);
+            frac_npu_queue_fetch(q);
         } else {
-            frac_queue_doorbell(q);
+            frac_npu_queue_doorbell(q);
         }
     }
 }
 
-static uint64_t frac_db_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t frac_npu_db_read(void *opaque, hwaddr addr, unsigned size)
 {
     /* Doorbells are write-only. */
     return 0;
 }
 
-static const MemoryRegionOps frac_regs_ops = {
-    .read = frac_regs_read,
-    .write = frac_regs_write,
+static const MemoryRegionOps frac_npu_regs_ops = {
+    .read = frac_npu_regs_read,
+    .write = frac_npu_regs_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 4, .max_access_size = 4 },
     .impl = { .min_access_size = 4, .max_access_size = 4 },
 };
 
-static const MemoryRegionOps frac_db_ops = {
-    .read = frac_db_read,
-    .write = frac_db_write,
+static const MemoryRegionOps frac_npu_db_ops = {
+    .read = frac_npu_db_read,
+    .write = frac_npu_db_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 4, .max_access_size = 4 },
     .impl = { .min_access_size = 4, .max_access_size = 4 },
@@ -2161,7 +2161,7 @@ static const MemoryRegionOps frac_db_ops = {
 
 /* ---- QOM: run-time fault injection ------------------------------------- */
 
-static const char *const frac_fault_name[FRAC_FAULT_MAX] = {
+static const char *const frac_npu_fault_name[FRAC_FAULT_MAX] = {
     [FRAC_FAULT_HANG] = "hang",
     [FRAC_FAULT_DROP_IRQ] = "drop-irq",
     [FRAC_FAULT_ERROR] = "error",
@@ -2170,8 +2170,8 @@ static const char *const frac_fault_name[FRAC_FAULT_MAX] = {
     [FRAC_FAULT_LATENCY] = "latency",
 };
 
-static void frac_get_inject(Object *obj, Visitor *v, const char *name,
-                void *opaque, Error **errp)
+static void frac_npu_get_inject(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
 {
     FracState *s = FRAC_NPU(obj);
     char *val = g_strdup(s->last_inject ? s->last_inject : "");
@@ -2181,8 +2181,8 @@ static void frac_get_inject(Object *obj, Visitor *v, const char *name,
 }
 
 /* "kind[:queue[:arg]]", e.g. "hang:1", "drop-irq:0:3", "latency:2:50", "fatal" */
-static void frac_set_inject(Object *obj, Visitor *v, const char *name,
-                void *opaque, Error **errp)
+static void frac_npu_set_inject(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
 {
     FracState *s = FRAC_NPU(obj);
     g_autofree char *val = NULL;
@@ -2198,14 +2198,14 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
     parts = g_strsplit(val, ":", 3);
     n = g_strv_length(parts);
     for (unsigned k = 1; k < FRAC_FAULT_MAX && n; k++) {
-        if (!strcmp(parts[0], frac_fault_name[k])) {
+        if (!strcmp(parts[0], frac_npu_fault_name[k])) {
             kind = k;
         }
     }
     if (kind == FRAC_FAULT_MAX) {
         error_setg(errp, "unknown fault '%s' "
                    "(hang, drop-irq, error, dma, fatal, latency)",
-               n ? parts[0] : "");
+                   n ? parts[0] : "");
         return;
     }
     if (n > 1) {
@@ -2226,26 +2226,26 @@ static void frac_set_inject(Object *obj, Visitor *v, const char *name,
         return;
     }
     /* As FI_CTRL does: an error MSI-X aimed at BAR0 must not re-enter. */
-    guard = frac_guard_engage(s);
-    frac_inject(s, kind, qid, arg, errp);
-    frac_guard_restore(s, guard);
+    guard = frac_npu_guard_engage(s);
+    frac_npu_inject(s, kind, qid, arg, errp);
+    frac_npu_guard_restore(s, guard);
     g_free(s->last_inject);
     s->last_inject = g_strdup(val);
 }
 
 /* ---- PCI ---------------------------------------------------------------- */
 
-static void frac_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+static void frac_npu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
 {
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
-static void frac_reset(DeviceState *dev)
+static void frac_npu_reset(DeviceState *dev)
 {
     FracState *s = FRAC_NPU(dev);
 
-    frac_reset_all(s, "device");
+    frac_npu_reset_all(s, "device");
 }
 
 /* Timing model bounds: 0 bandwidth or rate is not "free" (zero-latency is). */
@@ -2253,11 +2253,11 @@ static void frac_reset(DeviceState *dev)
 #define FRAC_MAX_DMA_MBPS 1000000 /* 1 TB/s */
 #define FRAC_MAX_GFLOPS 1000000
 
-static bool frac_check_params(FracState *s, Error **errp)
+static bool frac_npu_check_params(FracState *s, Error **errp)
 {
     if (s->num_queues < FRAC_MIN_QUEUES || s->num_queues > FRAC_MAX_QUEUES) {
         error_setg(errp, "queues must be %u..%u, not %u", FRAC_MIN_QUEUES,
-               FRAC_MAX_QUEUES, s->num_queues);
+                   FRAC_MAX_QUEUES, s->num_queues);
         return false;
     }
     if (s->mem_size < 1 * MiB || s->mem_size > 64 * GiB ||
@@ -2286,14 +2286,14 @@ static bool frac_check_params(FracState *s, Error **errp)
     return true;
 }
 
-static void frac_realize(PCIDevice *pdev, Error **errp)
+static void frac_npu_realize(PCIDevice *pdev, Error **errp)
 {
     FracState *s = FRAC_NPU(pdev);
     uint8_t *conf = pdev->config;
     unsigned nvec;
     int ret;
 
-    if (!frac_check_params(s, errp)) {
+    if (!frac_npu_check_params(s, errp)) {
         return;
     }
 
@@ -2301,23 +2301,23 @@ static void frac_realize(PCIDevice *pdev, Error **errp)
     pci_config_set_class(conf, FRAC_PCI_CLASS);
 
     memory_region_init(&s->bar0, OBJECT(s), "frac-npu.bar0", FRAC_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &frac_regs_ops, s, "frac-npu.regs",
-                  FRAC_REGS_SIZE);
-    memory_region_init_io(&s->db, OBJECT(s), &frac_db_ops, s, "frac-npu.doorbells",
-                  FRAC_DB_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &frac_npu_regs_ops, s, "frac-npu.regs",
+                          FRAC_REGS_SIZE);
+    memory_region_init_io(&s->db, OBJECT(s), &frac_npu_db_ops, s, "frac-npu.doorbells",
+                          FRAC_DB_SIZE);
     memory_region_add_subregion(&s->bar0, FRAC_REGS_OFFSET, &s->regs);
     memory_region_add_subregion(&s->bar0, FRAC_DB_OFFSET, &s->db);
     pci_register_bar(pdev, FRAC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
-             PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
 
     if (!memory_region_init_ram(&s->devmem, OBJECT(s), "frac-npu.devmem",
-                    s->mem_size, errp)) {
+                                s->mem_size, errp)) {
         return;
     }
     s->devmem_ptr = memory_region_get_ram_ptr(&s->devmem);
     pci_register_bar(pdev, FRAC_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
-             PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
-             &s->devmem);
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &s->devmem);
 
     /* Capabilities: PM, MSI, MSI-X, PCIe (FLR), AER. */
     ret = pci_pm_init(pdev, 0x40, errp);
@@ -2330,7 +2330,7 @@ static void frac_realize(PCIDevice *pdev, Error **errp)
     nvec = s->num_queues + 1;
     if (s->use_msix) {
         ret = msix_init(pdev, nvec, &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_TABLE_OFFSET,
-                &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_PBA_OFFSET, 0, errp);
+                        &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_PBA_OFFSET, 0, errp);
         if (ret < 0) {
             goto err_msi;
         }
@@ -2362,16 +2362,16 @@ static void frac_realize(PCIDevice *pdev, Error **errp)
         QSIMPLEQ_INIT(&q->done);
         qemu_mutex_init(&q->lock);
         qemu_cond_init(&q->cond);
-        q->fetch_bh = qemu_bh_new_guarded(frac_fetch_bh, q,
-                          &DEVICE(s)->mem_reentrancy_guard);
-        q->done_bh = qemu_bh_new_guarded(frac_done_bh, q,
-                         &DEVICE(s)->mem_reentrancy_guard);
-        q->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_fetch_timer, q);
-        q->post_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_post_timer, q);
-        q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_coal_timer, q);
-        qemu_thread_create(&q->thread, name, frac_worker, q, QEMU_THREAD_JOINABLE);
+        q->fetch_bh = qemu_bh_new_guarded(frac_npu_fetch_bh, q,
+                                          &DEVICE(s)->mem_reentrancy_guard);
+        q->done_bh = qemu_bh_new_guarded(frac_npu_done_bh, q,
+                                         &DEVICE(s)->mem_reentrancy_guard);
+        q->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_fetch_timer, q);
+        q->post_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_post_timer, q);
+        q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_coal_timer, q);
+        qemu_thread_create(&q->thread, name, frac_npu_worker, q, QEMU_THREAD_JOINABLE);
     }
-    frac_reset_all(s, "power-on");
+    frac_npu_reset_all(s, "power-on");
     return;
 
 err_pcie:
@@ -2384,7 +2384,7 @@ err_msi:
     msi_uninit(pdev);
 }
 
-static void frac_exit(PCIDevice *pdev)
+static void frac_npu_exit(PCIDevice *pdev)
 {
     FracState *s = FRAC_NPU(pdev);
 
@@ -2393,7 +2393,7 @@ static void frac_exit(PCIDevice *pdev)
     for (unsigned i = 0; i < s->num_queues; i++) {
         FracQueue *q = &s->q[i];
 
-        frac_queue_abort(q);
+        frac_npu_queue_abort(q);
         qemu_mutex_lock(&q->lock);
         qatomic_set(&q->stop, true);
         qemu_cond_signal(&q->cond);
@@ -2415,7 +2415,7 @@ static void frac_exit(PCIDevice *pdev)
     for (unsigned i = 0; i < s->num_queues; i++) {
         FracQueue *q = &s->q[i];
 
-        frac_queue_abort(q); /* frees what the workers handed back */
+        frac_npu_queue_abort(q); /* frees what the workers handed back */
         qemu_bh_delete(q->fetch_bh);
         qemu_bh_delete(q->done_bh);
         timer_free(q->fetch_timer);
@@ -2433,7 +2433,7 @@ static void frac_exit(PCIDevice *pdev)
     g_free(s->last_inject);
 }
 
-static const Property frac_props[] = {
+static const Property frac_npu_props[] = {
     DEFINE_PROP_UINT32("queues", FracState, num_queues, 4),
     DEFINE_PROP_SIZE("mem-size", FracState, mem_size, 256 * MiB),
     DEFINE_PROP_UINT32("fetch-latency-ns", FracState, fetch_latency_ns, 2000),
@@ -2447,28 +2447,28 @@ static const Property frac_props[] = {
     DEFINE_PROP_BOOL("msi", FracState, use_msi, true),
 };
 
-static const VMStateDescription frac_vmstate = {
+static const VMStateDescription frac_npu_vmstate = {
     .name = "frac-npu",
     .unmigratable = 1,
 };
 
-static void frac_instance_init(Object *obj)
+static void frac_npu_instance_init(Object *obj)
 {
-    object_property_add(obj, "inject", "str", frac_get_inject, frac_set_inject,
-                NULL, NULL);
+    object_property_add(obj, "inject", "str", frac_npu_get_inject, frac_npu_set_inject,
+                        NULL, NULL);
     object_property_set_description(obj, "inject",
-        "Inject a fault at run time: kind[:queue[:arg]] with kind one of "
-        "hang, drop-irq, error, dma, fatal, latency");
+                                    "Inject a fault at run time: kind[:queue[:arg]] with kind one of "
+                                    "hang, drop-irq, error, dma, fatal, latency");
 }
 
-static void frac_class_init(ObjectClass *oc, void *data)
+static void frac_npu_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
 
-    pc->realize = frac_realize;
-    pc->exit = frac_exit;
-    pc->config_write = frac_write_config;
+    pc->realize = frac_npu_realize;
+    pc->exit = frac_npu_exit;
+    pc->config_write = frac_npu_write_config;
     pc->vendor_id = FRAC_PCI_VENDOR_ID;
     pc->device_id = FRAC_PCI_DEVICE_ID;
     pc->revision = FRAC_PCI_REVISION;
@@ -2476,26 +2476,26 @@ static void frac_class_init(ObjectClass *oc, void *data)
 
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     dc->desc = "FRAC-1 AI inference accelerator";
-    device_class_set_props(dc, frac_props);
-    dc->vmsd = &frac_vmstate;
-    device_class_set_legacy_reset(dc, frac_reset);
+    device_class_set_props(dc, frac_npu_props);
+    dc->vmsd = &frac_npu_vmstate;
+    device_class_set_legacy_reset(dc, frac_npu_reset);
 }
 
-static const TypeInfo frac_info = {
+static const TypeInfo frac_npu_info = {
     .name = TYPE_FRAC_NPU,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(FracState),
-    .instance_init = frac_instance_init,
-    .class_init = frac_class_init,
+    .instance_init = frac_npu_instance_init,
+    .class_init = frac_npu_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },
         { }
     },
 };
 
-static void frac_register_types(void)
+static void frac_npu_register_types(void)
 {
-    type_register_static(&frac_info);
+    type_register_static(&frac_npu_info);
 }
 
-type_init(frac_register_types)
+type_init(frac_npu_register_types)
