@@ -12,8 +12,9 @@
 #   FRAC_QEMU_TARBALL  use this qemu_*.orig.tar.xz instead of downloading one
 #
 # What it does: fetch Debian's QEMU source (bookworm-backports), unpack it into
-# <cache>/qemu-<ver>, add hw/frac/ (symlinks to our emulator/ files and frac_hw.h), hook it into
-# Kconfig/meson/trace, configure a minimal x86_64 system emulator and build only
+# <cache>/qemu-<ver>, add hw/frac/ (symlinks to every emulator/ file: frac_npu.h, frac_npu.c,
+# frac_npu_queue.c, frac_npu_engine.c, meson.build, Kconfig, trace-events; and frac_hw.h), hook
+# it into Kconfig/meson/trace, configure a minimal x86_64 system emulator and build only
 # qemu-system-x86_64. The result is kept in <cache>/bin/<hash>/, hash = sha256 over the QEMU
 # version, this script, every file in emulator/ and frac_hw.h: a hit means no build at all.
 # Everything but the final path goes to stderr.
@@ -43,6 +44,15 @@ esac
 
 [ -d "$EMU_DIR" ] || die "no emulator dir $EMU_DIR"
 [ -f "$HW_H" ] || die "no $HW_H"
+# Every C file of the device is in its meson.build: one left out would be linked into hw/frac
+# but never built, and the link would fail on its functions with no hint why.
+if [ -f "$EMU_DIR/meson.build" ]; then
+	for c in "$EMU_DIR"/*.c; do
+		[ -e "$c" ] || continue
+		grep -q "'$(basename "$c")'" "$EMU_DIR/meson.build" ||
+			die "$(basename "$c") is not in $EMU_DIR/meson.build"
+	done
+fi
 
 # ---- inputs hash --------------------------------------------------------------------------
 emu_files() { find -L "$EMU_DIR" -maxdepth 1 -type f ! -name '.*' ! -name '*~' ! -name '*.sw?' -printf '%f\n' | LC_ALL=C sort; }
