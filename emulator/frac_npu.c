@@ -209,206 +209,407 @@ void frac_npu_busy_add(FracState *s, int64_t start, int64_t end)
 
 /* ---- MMIO -------------------------------------------------------------- */
 
-static uint64_t frac_npu_lo(uint64_t v)
+/*
+ * Registers are dispatched through tables indexed by offset / 4, as
+ * hw/net/e1000e_core.c dispatches through e1000e_macreg_readops[]. A 64-bit
+ * register is a LO, HI pair whose read function returns the whole value.
+ * The clock and the telemetry counters latch: reading LO latches HI
+ * (docs/hw-spec.md 3), so a LO, HI pair of reads is consistent, and reading
+ * HI returns the latch without reading the value.
+ */
+enum {
+    FRAC_NPU_REG_HI = 1 << 0,    /* the upper half of a 64-bit value */
+    FRAC_NPU_REG_LATCH = 1 << 1, /* LO latches HI in hi_latch[latch] */
+    FRAC_NPU_REG_FI = 1 << 2,    /* exists with fault-injection=on only */
+};
+
+#define FRAC_NPU_REG_IDX(addr) ((addr) / 4)
+
+/* hi_latch[] slots: the clock, then the counters in register order */
+#define FRAC_NPU_LATCH_CLOCK 0
+#define FRAC_NPU_LATCH(lo) (1 + ((lo) - FRAC_REG_BUSY_NS_LO(0)) / 8)
+
+typedef struct FracNpuQregRead {
+    uint64_t (*read)(FracQueue *q);
+    uint8_t flags;
+} FracNpuQregRead;
+
+typedef struct FracNpuRegRead {
+    uint64_t (*read)(FracState *s);
+    uint8_t flags;
+    uint8_t latch;
+} FracNpuRegRead;
+
+typedef struct FracNpuRegWrite {
+    void (*write)(FracState *s, uint64_t val);
+    uint8_t flags;
+} FracNpuRegWrite;
+
+#define FRAC_NPU_RD(reg, fn) \
+    [FRAC_NPU_REG_IDX(reg)] = { .read = (fn) }
+#define FRAC_NPU_RD64(lo, fn) \
+    [FRAC_NPU_REG_IDX(lo)] = { .read = (fn) }, \
+    [FRAC_NPU_REG_IDX(lo) + 1] = { .read = (fn), .flags = FRAC_NPU_REG_HI }
+#define FRAC_NPU_RD64_LATCHED(lo, fn, slot) \
+    [FRAC_NPU_REG_IDX(lo)] = { .read = (fn), .flags = FRAC_NPU_REG_LATCH, \
+                               .latch = (slot) }, \
+    [FRAC_NPU_REG_IDX(lo) + 1] = { .read = (fn), .latch = (slot), \
+                                   .flags = FRAC_NPU_REG_LATCH | \
+                                            FRAC_NPU_REG_HI }
+
+/* Queue registers (FRAC_QREG(q, r)) */
+
+static uint64_t frac_npu_q_sq_base(FracQueue *q)
 {
-    return (uint32_t)v;
+    return q->sq_base;
 }
+
+static uint64_t frac_npu_q_cq_base(FracQueue *q)
+{
+    return q->cq_base;
+}
+
+static uint64_t frac_npu_q_size(FracQueue *q)
+{
+    return q->size;
+}
+
+static uint64_t frac_npu_q_ctrl(FracQueue *q)
+{
+    return q->ctrl | (q->drain == FRAC_DRAIN_RESET ? FRAC_QCTRL_RESET : 0);
+}
+
+static uint64_t frac_npu_q_status(FracQueue *q)
+{
+    return q->status | (q->hung ? FRAC_QSTS_HUNG : 0) |
+           (q->inflight ? FRAC_QSTS_BUSY : 0) |
+           (q->drain != FRAC_DRAIN_NONE ? FRAC_QSTS_RESETTING : 0);
+}
+
+static uint64_t frac_npu_q_sq_head(FracQueue *q)
+{
+    return q->sq_head;
+}
+
+static uint64_t frac_npu_q_sq_tail(FracQueue *q)
+{
+    return q->sq_tail;
+}
+
+static uint64_t frac_npu_q_cq_tail(FracQueue *q)
+{
+    return q->cq_tail;
+}
+
+static uint64_t frac_npu_q_cq_head(FracQueue *q)
+{
+    return q->cq_head;
+}
+
+static uint64_t frac_npu_q_irq_coal(FracQueue *q)
+{
+    return q->coal;
+}
+
+static uint64_t frac_npu_q_vector(FracQueue *q)
+{
+    return q->id;
+}
+
+static uint64_t frac_npu_q_jobs(FracQueue *q)
+{
+    return q->jobs;
+}
+
+/* An offset with no entry reads 0, without a guest error. */
+static const FracNpuQregRead frac_npu_qreg_readops[FRAC_QREGS_STRIDE / 4] = {
+    FRAC_NPU_RD64(FRAC_Q_SQ_BASE_LO, frac_npu_q_sq_base),
+    FRAC_NPU_RD(FRAC_Q_SIZE, frac_npu_q_size),
+    FRAC_NPU_RD(FRAC_Q_CTRL, frac_npu_q_ctrl),
+    FRAC_NPU_RD64(FRAC_Q_CQ_BASE_LO, frac_npu_q_cq_base),
+    FRAC_NPU_RD(FRAC_Q_STATUS, frac_npu_q_status),
+    FRAC_NPU_RD(FRAC_Q_SQ_HEAD, frac_npu_q_sq_head),
+    FRAC_NPU_RD(FRAC_Q_SQ_TAIL, frac_npu_q_sq_tail),
+    FRAC_NPU_RD(FRAC_Q_CQ_TAIL, frac_npu_q_cq_tail),
+    FRAC_NPU_RD(FRAC_Q_CQ_HEAD, frac_npu_q_cq_head),
+    FRAC_NPU_RD(FRAC_Q_IRQ_COAL, frac_npu_q_irq_coal),
+    FRAC_NPU_RD(FRAC_Q_VECTOR, frac_npu_q_vector),
+    FRAC_NPU_RD(FRAC_Q_JOBS, frac_npu_q_jobs),
+};
 
 static uint64_t frac_npu_qreg_read(FracQueue *q, hwaddr r)
 {
-    switch (r) {
-    case FRAC_Q_SQ_BASE_LO:
-        return frac_npu_lo(q->sq_base);
-    case FRAC_Q_SQ_BASE_HI:
-        return q->sq_base >> 32;
-    case FRAC_Q_SIZE:
-        return q->size;
-    case FRAC_Q_CTRL:
-        return q->ctrl | (q->drain == FRAC_DRAIN_RESET ? FRAC_QCTRL_RESET : 0);
-    case FRAC_Q_CQ_BASE_LO:
-        return frac_npu_lo(q->cq_base);
-    case FRAC_Q_CQ_BASE_HI:
-        return q->cq_base >> 32;
-    case FRAC_Q_STATUS:
-        return q->status | (q->hung ? FRAC_QSTS_HUNG : 0) |
-               (q->inflight ? FRAC_QSTS_BUSY : 0) |
-               (q->drain != FRAC_DRAIN_NONE ? FRAC_QSTS_RESETTING : 0);
-    case FRAC_Q_SQ_HEAD:
-        return q->sq_head;
-    case FRAC_Q_SQ_TAIL:
-        return q->sq_tail;
-    case FRAC_Q_CQ_TAIL:
-        return q->cq_tail;
-    case FRAC_Q_CQ_HEAD:
-        return q->cq_head;
-    case FRAC_Q_IRQ_COAL:
-        return q->coal;
-    case FRAC_Q_VECTOR:
-        return q->id;
-    case FRAC_Q_JOBS:
-        return q->jobs;
+    const FracNpuQregRead *op = &frac_npu_qreg_readops[FRAC_NPU_REG_IDX(r)];
+    uint64_t v;
+
+    if (!op->read) {
+        return 0;
     }
-    return 0;
+    v = op->read(q);
+    return op->flags & FRAC_NPU_REG_HI ? v >> 32 : (uint32_t)v;
 }
 
-/*
- * The 64-bit clock and counters: @lo is the offset of a LO half. Reading LO
- * latches HI (docs/hw-spec.md 3), so a LO, HI pair of reads is consistent.
- */
-static bool frac_npu_counter(FracState *s, hwaddr lo, uint64_t *val,
-                             unsigned *slot)
+/* Global registers: identity and capabilities */
+
+static uint64_t frac_npu_r_id(FracState *s)
 {
-    switch (lo) {
-    case FRAC_REG_CLOCK_LO:
-        *val = frac_npu_clock(s);
-        *slot = 0;
-        return true;
-    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA):
-    case FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE):
-        *val = s->busy_ns[(lo - FRAC_REG_BUSY_NS_LO(0)) / 8];
-        break;
-    case FRAC_REG_JOBS_DONE_LO:
-        *val = s->jobs_done;
-        break;
-    case FRAC_REG_JOBS_ERR_LO:
-        *val = s->jobs_err;
-        break;
-    case FRAC_REG_BYTES_RD_LO:
-        *val = s->bytes_rd;
-        break;
-    case FRAC_REG_BYTES_WR_LO:
-        *val = s->bytes_wr;
-        break;
-    case FRAC_REG_IRQS_LO:
-        *val = s->irqs;
-        break;
-    default:
-        return false;
+    return FRAC_ID_MAGIC;
+}
+
+static uint64_t frac_npu_r_version(FracState *s)
+{
+    return FRAC_VERSION_MAJOR << 16 | FRAC_VERSION_MINOR;
+}
+
+static uint64_t frac_npu_r_cap0(FracState *s)
+{
+    return s->num_queues | (ctz32(FRAC_RING_MAX_ENTRIES) << 8) |
+           (FRAC_NUM_ENGINES << 16);
+}
+
+static uint64_t frac_npu_r_cap1(FracState *s)
+{
+    return FRAC_FEAT_GEMM_FP32 | FRAC_FEAT_GEMM_INT8 | FRAC_FEAT_CRC32C |
+           FRAC_FEAT_SGL | FRAC_FEAT_DEVMEM | FRAC_FEAT_TIMESTAMP |
+           (s->fault_injection ? FRAC_FEAT_FAULT_INJ : 0);
+}
+
+static uint64_t frac_npu_r_devmem_size(FracState *s)
+{
+    return s->mem_size;
+}
+
+static uint64_t frac_npu_r_gemm_max_dim(FracState *s)
+{
+    return FRAC_GEMM_MAX_DIM;
+}
+
+static uint64_t frac_npu_r_sgl_max(FracState *s)
+{
+    return FRAC_SGL_MAX_ENTRIES;
+}
+
+static uint64_t frac_npu_r_err_vector(FracState *s)
+{
+    return s->num_queues;
+}
+
+static uint64_t frac_npu_r_clock_freq(FracState *s)
+{
+    return NANOSECONDS_PER_SECOND;
+}
+
+/* Global registers: control, status, errors, interrupts */
+
+static uint64_t frac_npu_r_control(FracState *s)
+{
+    return s->control | (s->resetting ? FRAC_CTRL_RESET : 0);
+}
+
+static uint64_t frac_npu_r_status(FracState *s)
+{
+    return s->status |
+           (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0) |
+           (frac_npu_quiesced(s) ? FRAC_STS_QUIESCED : 0);
+}
+
+static uint64_t frac_npu_r_dma_bits(FracState *s)
+{
+    return s->dma_bits;
+}
+
+static uint64_t frac_npu_r_scratch(FracState *s)
+{
+    return s->scratch;
+}
+
+static uint64_t frac_npu_r_err_status(FracState *s)
+{
+    return s->err_status;
+}
+
+static uint64_t frac_npu_r_err_queue(FracState *s)
+{
+    return s->err_queue;
+}
+
+static uint64_t frac_npu_r_err_addr(FracState *s)
+{
+    return s->err_addr;
+}
+
+static uint64_t frac_npu_r_int_status(FracState *s)
+{
+    return s->int_status;
+}
+
+static uint64_t frac_npu_r_int_mask(FracState *s)
+{
+    return s->int_mask;
+}
+
+/* Global registers: the clock and telemetry */
+
+static uint64_t frac_npu_r_clock(FracState *s)
+{
+    return frac_npu_clock(s);
+}
+
+static uint64_t frac_npu_r_temp_mc(FracState *s)
+{
+    frac_npu_telemetry_update(s);
+    return FRAC_TEMP_AMBIENT_MC +
+           (uint32_t)(FRAC_TEMP_RANGE_MC * s->util_ewma);
+}
+
+static uint64_t frac_npu_r_power_mw(FracState *s)
+{
+    frac_npu_telemetry_update(s);
+    return FRAC_POWER_IDLE_MW +
+           (uint32_t)(FRAC_POWER_RANGE_MW * s->util_ewma);
+}
+
+static uint64_t frac_npu_r_busy_dma(FracState *s)
+{
+    return s->busy_ns[FRAC_ENGINE_DMA];
+}
+
+static uint64_t frac_npu_r_busy_compute(FracState *s)
+{
+    return s->busy_ns[FRAC_ENGINE_COMPUTE];
+}
+
+static uint64_t frac_npu_r_jobs_done(FracState *s)
+{
+    return s->jobs_done;
+}
+
+static uint64_t frac_npu_r_jobs_err(FracState *s)
+{
+    return s->jobs_err;
+}
+
+static uint64_t frac_npu_r_bytes_rd(FracState *s)
+{
+    return s->bytes_rd;
+}
+
+static uint64_t frac_npu_r_bytes_wr(FracState *s)
+{
+    return s->bytes_wr;
+}
+
+static uint64_t frac_npu_r_irqs(FracState *s)
+{
+    return s->irqs;
+}
+
+/* Global registers: fault injection */
+
+static uint64_t frac_npu_r_fi_armed(FracState *s)
+{
+    uint64_t v = 0;
+
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+
+        v |= q->hung ? BIT(FRAC_FAULT_HANG) : 0;
+        v |= q->fi_drop_irqs ? BIT(FRAC_FAULT_DROP_IRQ) : 0;
+        v |= q->fi_error_jobs ? BIT(FRAC_FAULT_ERROR) : 0;
+        v |= q->fi_dma_jobs ? BIT(FRAC_FAULT_DMA) : 0;
+        v |= q->fi_latency_ms ? BIT(FRAC_FAULT_LATENCY) : 0;
     }
-    *slot = 1 + (lo - FRAC_REG_BUSY_NS_LO(0)) / 8;
-    return true;
+    v |= s->status & FRAC_STS_FATAL ? BIT(FRAC_FAULT_FATAL) : 0;
+    return v;
+}
+
+static const FracNpuRegRead frac_npu_readops[FRAC_QREGS_BASE / 4] = {
+    FRAC_NPU_RD(FRAC_REG_ID, frac_npu_r_id),
+    FRAC_NPU_RD(FRAC_REG_VERSION, frac_npu_r_version),
+    FRAC_NPU_RD(FRAC_REG_CAP0, frac_npu_r_cap0),
+    FRAC_NPU_RD(FRAC_REG_CAP1, frac_npu_r_cap1),
+    FRAC_NPU_RD64(FRAC_REG_DEVMEM_SIZE_LO, frac_npu_r_devmem_size),
+    FRAC_NPU_RD(FRAC_REG_GEMM_MAX_DIM, frac_npu_r_gemm_max_dim),
+    FRAC_NPU_RD(FRAC_REG_SGL_MAX, frac_npu_r_sgl_max),
+    FRAC_NPU_RD(FRAC_REG_CONTROL, frac_npu_r_control),
+    FRAC_NPU_RD(FRAC_REG_STATUS, frac_npu_r_status),
+    FRAC_NPU_RD(FRAC_REG_DMA_BITS, frac_npu_r_dma_bits),
+    FRAC_NPU_RD(FRAC_REG_SCRATCH, frac_npu_r_scratch),
+    FRAC_NPU_RD(FRAC_REG_ERR_STATUS, frac_npu_r_err_status),
+    FRAC_NPU_RD(FRAC_REG_ERR_QUEUE, frac_npu_r_err_queue),
+    FRAC_NPU_RD64(FRAC_REG_ERR_ADDR_LO, frac_npu_r_err_addr),
+    FRAC_NPU_RD(FRAC_REG_INT_STATUS, frac_npu_r_int_status),
+    FRAC_NPU_RD(FRAC_REG_INT_MASK, frac_npu_r_int_mask),
+    FRAC_NPU_RD(FRAC_REG_ERR_VECTOR, frac_npu_r_err_vector),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_CLOCK_LO, frac_npu_r_clock,
+                          FRAC_NPU_LATCH_CLOCK),
+    FRAC_NPU_RD(FRAC_REG_CLOCK_FREQ, frac_npu_r_clock_freq),
+    FRAC_NPU_RD(FRAC_REG_TEMP_MC, frac_npu_r_temp_mc),
+    FRAC_NPU_RD(FRAC_REG_POWER_MW, frac_npu_r_power_mw),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA),
+                          frac_npu_r_busy_dma,
+                          FRAC_NPU_LATCH(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA))),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE),
+                          frac_npu_r_busy_compute,
+                          FRAC_NPU_LATCH(FRAC_REG_BUSY_NS_LO(
+                                             FRAC_ENGINE_COMPUTE))),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_JOBS_DONE_LO, frac_npu_r_jobs_done,
+                          FRAC_NPU_LATCH(FRAC_REG_JOBS_DONE_LO)),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_JOBS_ERR_LO, frac_npu_r_jobs_err,
+                          FRAC_NPU_LATCH(FRAC_REG_JOBS_ERR_LO)),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_BYTES_RD_LO, frac_npu_r_bytes_rd,
+                          FRAC_NPU_LATCH(FRAC_REG_BYTES_RD_LO)),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_BYTES_WR_LO, frac_npu_r_bytes_wr,
+                          FRAC_NPU_LATCH(FRAC_REG_BYTES_WR_LO)),
+    FRAC_NPU_RD64_LATCHED(FRAC_REG_IRQS_LO, frac_npu_r_irqs,
+                          FRAC_NPU_LATCH(FRAC_REG_IRQS_LO)),
+    [FRAC_NPU_REG_IDX(FRAC_REG_FI_ARMED)] = { .read = frac_npu_r_fi_armed,
+                                              .flags = FRAC_NPU_REG_FI },
+};
+
+QEMU_BUILD_BUG_ON(FRAC_NPU_LATCH(FRAC_REG_IRQS_LO) >=
+                  ARRAY_SIZE(((FracState *)0)->hi_latch));
+
+/* One global register: 0 and a guest error for one that does not exist. */
+static uint64_t frac_npu_reg_read(FracState *s, hwaddr addr)
+{
+    const FracNpuRegRead *op = NULL;
+    uint64_t v;
+
+    if (addr < FRAC_QREGS_BASE) {
+        op = &frac_npu_readops[FRAC_NPU_REG_IDX(addr)];
+    }
+    if (!op || !op->read ||
+        ((op->flags & FRAC_NPU_REG_FI) && !s->fault_injection)) {
+        FRAC_GUEST_ERR(frac_npu_err_read_unknown,
+                       "read of unknown register 0x%" PRIx64, addr);
+        return 0;
+    }
+    if ((op->flags & FRAC_NPU_REG_LATCH) && (op->flags & FRAC_NPU_REG_HI)) {
+        return s->hi_latch[op->latch];
+    }
+    v = op->read(s);
+    if (op->flags & FRAC_NPU_REG_LATCH) {
+        s->hi_latch[op->latch] = v >> 32;
+    }
+    return op->flags & FRAC_NPU_REG_HI ? v >> 32 : (uint32_t)v;
 }
 
 static uint64_t frac_npu_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     FracState *s = opaque;
-    uint64_t v = 0, c;
-    unsigned slot;
+    uint64_t v;
 
     if (s->exiting) {
         return 0;
     }
-    if (addr >= FRAC_QREGS_BASE &&
-        addr < FRAC_QREG(s->num_queues, 0)) {
+    if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
 
-        v = frac_npu_qreg_read(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE);
-        trace_frac_npu_mmio_read(addr, v);
-        return v;
-    }
-
-    if (frac_npu_counter(s, addr & ~4ULL, &c, &slot)) {
-        if (addr & 4) {
-            v = s->hi_latch[slot];
-        } else {
-            s->hi_latch[slot] = c >> 32;
-            v = frac_npu_lo(c);
-        }
-        trace_frac_npu_mmio_read(addr, v);
-        return v;
-    }
-    switch (addr) {
-    case FRAC_REG_ID:
-        v = FRAC_ID_MAGIC;
-        break;
-    case FRAC_REG_VERSION:
-        v = FRAC_VERSION_MAJOR << 16 | FRAC_VERSION_MINOR;
-        break;
-    case FRAC_REG_CAP0:
-        v = s->num_queues | (ctz32(FRAC_RING_MAX_ENTRIES) << 8) |
-            (FRAC_NUM_ENGINES << 16);
-        break;
-    case FRAC_REG_CAP1:
-        v = FRAC_FEAT_GEMM_FP32 | FRAC_FEAT_GEMM_INT8 | FRAC_FEAT_CRC32C |
-            FRAC_FEAT_SGL | FRAC_FEAT_DEVMEM | FRAC_FEAT_TIMESTAMP |
-            (s->fault_injection ? FRAC_FEAT_FAULT_INJ : 0);
-        break;
-    case FRAC_REG_DEVMEM_SIZE_LO:
-        v = frac_npu_lo(s->mem_size);
-        break;
-    case FRAC_REG_DEVMEM_SIZE_HI:
-        v = s->mem_size >> 32;
-        break;
-    case FRAC_REG_GEMM_MAX_DIM:
-        v = FRAC_GEMM_MAX_DIM;
-        break;
-    case FRAC_REG_SGL_MAX:
-        v = FRAC_SGL_MAX_ENTRIES;
-        break;
-    case FRAC_REG_CONTROL:
-        v = s->control | (s->resetting ? FRAC_CTRL_RESET : 0);
-        break;
-    case FRAC_REG_STATUS:
-        v = s->status | (s->control & FRAC_CTRL_ENABLE ? FRAC_STS_ENABLED : 0) |
-            (frac_npu_quiesced(s) ? FRAC_STS_QUIESCED : 0);
-        break;
-    case FRAC_REG_DMA_BITS:
-        v = s->dma_bits;
-        break;
-    case FRAC_REG_SCRATCH:
-        v = s->scratch;
-        break;
-    case FRAC_REG_ERR_STATUS:
-        v = s->err_status;
-        break;
-    case FRAC_REG_ERR_QUEUE:
-        v = s->err_queue;
-        break;
-    case FRAC_REG_ERR_ADDR_LO:
-        v = frac_npu_lo(s->err_addr);
-        break;
-    case FRAC_REG_ERR_ADDR_HI:
-        v = s->err_addr >> 32;
-        break;
-    case FRAC_REG_INT_STATUS:
-        v = s->int_status;
-        break;
-    case FRAC_REG_INT_MASK:
-        v = s->int_mask;
-        break;
-    case FRAC_REG_ERR_VECTOR:
-        v = s->num_queues;
-        break;
-    case FRAC_REG_CLOCK_FREQ:
-        v = NANOSECONDS_PER_SECOND;
-        break;
-    case FRAC_REG_TEMP_MC:
-        frac_npu_telemetry_update(s);
-        v = FRAC_TEMP_AMBIENT_MC + (uint32_t)(FRAC_TEMP_RANGE_MC * s->util_ewma);
-        break;
-    case FRAC_REG_POWER_MW:
-        frac_npu_telemetry_update(s);
-        v = FRAC_POWER_IDLE_MW + (uint32_t)(FRAC_POWER_RANGE_MW * s->util_ewma);
-        break;
-    case FRAC_REG_FI_ARMED:
-        if (s->fault_injection) {
-            for (unsigned i = 0; i < s->num_queues; i++) {
-                FracQueue *q = &s->q[i];
-
-                v |= q->hung ? BIT(FRAC_FAULT_HANG) : 0;
-                v |= q->fi_drop_irqs ? BIT(FRAC_FAULT_DROP_IRQ) : 0;
-                v |= q->fi_error_jobs ? BIT(FRAC_FAULT_ERROR) : 0;
-                v |= q->fi_dma_jobs ? BIT(FRAC_FAULT_DMA) : 0;
-                v |= q->fi_latency_ms ? BIT(FRAC_FAULT_LATENCY) : 0;
-            }
-            v |= s->status & FRAC_STS_FATAL ? BIT(FRAC_FAULT_FATAL) : 0;
-            break;
-        }
-        /* fall through */
-    default:
-        FRAC_GUEST_ERR(frac_npu_err_read_unknown,
-                       "read of unknown register 0x%" PRIx64, addr);
-        break;
+        v = frac_npu_qreg_read(&s->q[qid],
+                               (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE);
+    } else {
+        v = frac_npu_reg_read(s, addr);
     }
     trace_frac_npu_mmio_read(addr, v);
     return v;
@@ -516,9 +717,90 @@ static void frac_npu_inject(FracState *s, unsigned kind, unsigned qid, uint32_t 
     }
 }
 
-static void frac_npu_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void frac_npu_w_control(FracState *s, uint64_t val)
+{
+    if (val & FRAC_CTRL_RESET) {
+        frac_npu_reset_all(s, "control");
+        return;
+    }
+    s->control = val & FRAC_CTRL_ENABLE;
+    if (s->control & FRAC_CTRL_ENABLE) {
+        for (unsigned i = 0; i < s->num_queues; i++) {
+            frac_npu_queue_kick(&s->q[i]);
+        }
+    }
+}
+
+static void frac_npu_w_dma_bits(FracState *s, uint64_t val)
+{
+    if (val < 32 || val > 64) {
+        FRAC_GUEST_ERR(frac_npu_err_dma_bits,
+                       "DMA_BITS %" PRIu64 " outside 32..64", val);
+        return;
+    }
+    s->dma_bits = val;
+    qatomic_set(&s->dma_mask, val == 64 ? UINT64_MAX : (1ULL << val) - 1);
+}
+
+static void frac_npu_w_scratch(FracState *s, uint64_t val)
+{
+    s->scratch = val;
+}
+
+static void frac_npu_w_err_status(FracState *s, uint64_t val)
+{
+    s->err_status &= ~val;
+}
+
+static void frac_npu_w_int_status(FracState *s, uint64_t val)
+{
+    s->int_status &= ~val;
+    frac_npu_update_intx(s);
+}
+
+static void frac_npu_w_int_mask(FracState *s, uint64_t val)
+{
+    uint32_t unmasked = s->int_mask & ~val;
+
+    s->int_mask = val;
+    /* MSI is an edge: a cause pending under the mask is sent on unmask. */
+    if (msi_enabled(PCI_DEVICE(s)) && !msix_enabled(PCI_DEVICE(s)) &&
+        (s->int_status & unmasked)) {
+        msi_notify(PCI_DEVICE(s), 0);
+    }
+    frac_npu_update_intx(s);
+}
+
+static void frac_npu_w_fi_ctrl(FracState *s, uint64_t val)
+{
+    Error *err = NULL;
+
+    frac_npu_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
+    if (err) {
+        FRAC_GUEST_ERR(frac_npu_err_fi_ctrl, "FI_CTRL: %s",
+                       error_get_pretty(err));
+        error_free(err);
+    }
+}
+
+#define FRAC_NPU_WR(reg, fn, fl) \
+    [FRAC_NPU_REG_IDX(reg)] = { .write = (fn), .flags = (fl) }
+
+static const FracNpuRegWrite frac_npu_writeops[FRAC_QREGS_BASE / 4] = {
+    FRAC_NPU_WR(FRAC_REG_CONTROL, frac_npu_w_control, 0),
+    FRAC_NPU_WR(FRAC_REG_DMA_BITS, frac_npu_w_dma_bits, 0),
+    FRAC_NPU_WR(FRAC_REG_SCRATCH, frac_npu_w_scratch, 0),
+    FRAC_NPU_WR(FRAC_REG_ERR_STATUS, frac_npu_w_err_status, 0),
+    FRAC_NPU_WR(FRAC_REG_INT_STATUS, frac_npu_w_int_status, 0),
+    FRAC_NPU_WR(FRAC_REG_INT_MASK, frac_npu_w_int_mask, 0),
+    FRAC_NPU_WR(FRAC_REG_FI_CTRL, frac_npu_w_fi_ctrl, FRAC_NPU_REG_FI),
+};
+
+static void frac_npu_regs_write(void *opaque, hwaddr addr, uint64_t val,
+                                unsigned size)
 {
     FracState *s = opaque;
+    const FracNpuRegWrite *op = NULL;
 
     trace_frac_npu_mmio_write(addr, val);
     if (s->exiting) {
@@ -533,70 +815,21 @@ static void frac_npu_regs_write(void *opaque, hwaddr addr, uint64_t val, unsigne
     if (addr >= FRAC_QREGS_BASE && addr < FRAC_QREG(s->num_queues, 0)) {
         unsigned qid = (addr - FRAC_QREGS_BASE) / FRAC_QREGS_STRIDE;
 
-        frac_npu_qreg_write(&s->q[qid], (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE, val);
+        frac_npu_qreg_write(&s->q[qid],
+                            (addr - FRAC_QREGS_BASE) % FRAC_QREGS_STRIDE, val);
         return;
     }
-
-    switch (addr) {
-    case FRAC_REG_CONTROL:
-        if (val & FRAC_CTRL_RESET) {
-            frac_npu_reset_all(s, "control");
-            return;
-        }
-        s->control = val & FRAC_CTRL_ENABLE;
-        if (s->control & FRAC_CTRL_ENABLE) {
-            for (unsigned i = 0; i < s->num_queues; i++) {
-                frac_npu_queue_kick(&s->q[i]);
-            }
-        }
-        return;
-    case FRAC_REG_DMA_BITS:
-        if (val < 32 || val > 64) {
-            FRAC_GUEST_ERR(frac_npu_err_dma_bits,
-                           "DMA_BITS %" PRIu64 " outside 32..64", val);
-            return;
-        }
-        s->dma_bits = val;
-        qatomic_set(&s->dma_mask, val == 64 ? UINT64_MAX : (1ULL << val) - 1);
-        return;
-    case FRAC_REG_SCRATCH:
-        s->scratch = val;
-        return;
-    case FRAC_REG_ERR_STATUS:
-        s->err_status &= ~val;
-        return;
-    case FRAC_REG_INT_STATUS:
-        s->int_status &= ~val;
-        frac_npu_update_intx(s);
-        return;
-    case FRAC_REG_INT_MASK: {
-        uint32_t unmasked = s->int_mask & ~val;
-
-        s->int_mask = val;
-        /* MSI is an edge: a cause pending under the mask is sent on unmask. */
-        if (msi_enabled(PCI_DEVICE(s)) && !msix_enabled(PCI_DEVICE(s)) &&
-            (s->int_status & unmasked)) {
-            msi_notify(PCI_DEVICE(s), 0);
-        }
-        frac_npu_update_intx(s);
+    if (addr < FRAC_QREGS_BASE) {
+        op = &frac_npu_writeops[FRAC_NPU_REG_IDX(addr)];
+    }
+    if (!op || !op->write ||
+        ((op->flags & FRAC_NPU_REG_FI) && !s->fault_injection)) {
+        FRAC_GUEST_ERR(frac_npu_err_write_unknown, "write of 0x%" PRIx64
+                       " to unknown or read-only register 0x%" PRIx64,
+                       val, addr);
         return;
     }
-    case FRAC_REG_FI_CTRL:
-        if (s->fault_injection) {
-            Error *err = NULL;
-
-            frac_npu_inject(s, val & 0xff, (val >> 8) & 0xff, val >> 16, &err);
-            if (err) {
-                FRAC_GUEST_ERR(frac_npu_err_fi_ctrl, "FI_CTRL: %s",
-                               error_get_pretty(err));
-                error_free(err);
-            }
-            return;
-        }
-        break;
-    }
-    FRAC_GUEST_ERR(frac_npu_err_write_unknown, "write of 0x%" PRIx64
-                   " to unknown or read-only register 0x%" PRIx64, val, addr);
+    op->write(s, val);
 }
 
 static void frac_npu_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
@@ -814,25 +1047,37 @@ static bool frac_npu_check_params(FracState *s, Error **errp)
     return true;
 }
 
-static void frac_npu_realize(PCIDevice *pdev, Error **errp)
+/* Queue bookkeeping that allocates nothing (so nothing to undo on error). */
+static void frac_npu_init_state(FracState *s)
 {
-    FracState *s = FRAC_NPU(pdev);
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+
+        q->s = s;
+        q->id = i;
+        q->phase = true;
+        QTAILQ_INIT(&q->pending);
+        QSIMPLEQ_INIT(&q->work);
+        QSIMPLEQ_INIT(&q->done);
+    }
+}
+
+/* Config space, BARs, device memory and the capabilities. */
+static bool frac_npu_init_pci(FracState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t *conf = pdev->config;
     unsigned nvec;
     int ret;
-
-    if (!frac_npu_check_params(s, errp)) {
-        return;
-    }
 
     conf[PCI_INTERRUPT_PIN] = 1;
     pci_config_set_class(conf, FRAC_PCI_CLASS);
 
     memory_region_init(&s->bar0, OBJECT(s), "frac-npu.bar0", FRAC_BAR0_SIZE);
-    memory_region_init_io(&s->regs, OBJECT(s), &frac_npu_regs_ops, s, "frac-npu.regs",
-                          FRAC_REGS_SIZE);
-    memory_region_init_io(&s->db, OBJECT(s), &frac_npu_db_ops, s, "frac-npu.doorbells",
-                          FRAC_DB_SIZE);
+    memory_region_init_io(&s->regs, OBJECT(s), &frac_npu_regs_ops, s,
+                          "frac-npu.regs", FRAC_REGS_SIZE);
+    memory_region_init_io(&s->db, OBJECT(s), &frac_npu_db_ops, s,
+                          "frac-npu.doorbells", FRAC_DB_SIZE);
     memory_region_add_subregion(&s->bar0, FRAC_REGS_OFFSET, &s->regs);
     memory_region_add_subregion(&s->bar0, FRAC_DB_OFFSET, &s->db);
     pci_register_bar(pdev, FRAC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -840,25 +1085,27 @@ static void frac_npu_realize(PCIDevice *pdev, Error **errp)
 
     if (!memory_region_init_ram(&s->devmem, OBJECT(s), "frac-npu.devmem",
                                 s->mem_size, errp)) {
-        return;
+        return false;
     }
     s->devmem_ptr = memory_region_get_ram_ptr(&s->devmem);
     pci_register_bar(pdev, FRAC_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
-                     &s->devmem);
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->devmem);
 
     /* Capabilities: PM, MSI, MSI-X, PCIe (FLR), AER. */
     ret = pci_pm_init(pdev, 0x40, errp);
     if (ret < 0) {
-        return;
+        return false;
     }
-    if (s->use_msi && msi_init(pdev, FRAC_MSI_CAP_OFFSET, 1, true, false, errp) < 0) {
-        return;
+    if (s->use_msi &&
+        msi_init(pdev, FRAC_MSI_CAP_OFFSET, 1, true, false, errp) < 0) {
+        return false;
     }
     nvec = s->num_queues + 1;
     if (s->use_msix) {
-        ret = msix_init(pdev, nvec, &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_TABLE_OFFSET,
-                        &s->bar0, FRAC_BAR_REGS, FRAC_MSIX_PBA_OFFSET, 0, errp);
+        ret = msix_init(pdev, nvec, &s->bar0, FRAC_BAR_REGS,
+                        FRAC_MSIX_TABLE_OFFSET, &s->bar0, FRAC_BAR_REGS,
+                        FRAC_MSIX_PBA_OFFSET, 0, errp);
         if (ret < 0) {
             goto err_msi;
         }
@@ -873,34 +1120,11 @@ static void frac_npu_realize(PCIDevice *pdev, Error **errp)
     }
     pcie_cap_flr_init(pdev);
     pcie_cap_deverr_init(pdev);
-    if (pcie_aer_init(pdev, PCI_ERR_VER, FRAC_AER_OFFSET, PCI_ERR_SIZEOF, errp) < 0) {
+    if (pcie_aer_init(pdev, PCI_ERR_VER, FRAC_AER_OFFSET, PCI_ERR_SIZEOF,
+                      errp) < 0) {
         goto err_pcie;
     }
-
-    s->clock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    for (unsigned i = 0; i < s->num_queues; i++) {
-        FracQueue *q = &s->q[i];
-        g_autofree char *name = g_strdup_printf("frac-npu-q%u", i);
-
-        q->s = s;
-        q->id = i;
-        q->phase = true;
-        QTAILQ_INIT(&q->pending);
-        QSIMPLEQ_INIT(&q->work);
-        QSIMPLEQ_INIT(&q->done);
-        qemu_mutex_init(&q->lock);
-        qemu_cond_init(&q->cond);
-        q->fetch_bh = qemu_bh_new_guarded(frac_npu_fetch_bh, q,
-                                          &DEVICE(s)->mem_reentrancy_guard);
-        q->done_bh = qemu_bh_new_guarded(frac_npu_done_bh, q,
-                                         &DEVICE(s)->mem_reentrancy_guard);
-        q->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_fetch_timer, q);
-        q->post_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_post_timer, q);
-        q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, frac_npu_coal_timer, q);
-        qemu_thread_create(&q->thread, name, frac_npu_worker, q, QEMU_THREAD_JOINABLE);
-    }
-    frac_npu_reset_all(s, "power-on");
-    return;
+    return true;
 
 err_pcie:
     pcie_cap_exit(pdev);
@@ -910,6 +1134,51 @@ err_msix:
     }
 err_msi:
     msi_uninit(pdev);
+    return false;
+}
+
+/*
+ * The device clock starts, each queue gets its bottom halves, timers and
+ * worker, and the device powers on as from a global reset.
+ */
+static void frac_npu_init_device(FracState *s)
+{
+    s->clock_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    for (unsigned i = 0; i < s->num_queues; i++) {
+        FracQueue *q = &s->q[i];
+        g_autofree char *name = g_strdup_printf("frac-npu-q%u", i);
+
+        qemu_mutex_init(&q->lock);
+        qemu_cond_init(&q->cond);
+        q->fetch_bh = qemu_bh_new_guarded(frac_npu_fetch_bh, q,
+                                          &DEVICE(s)->mem_reentrancy_guard);
+        q->done_bh = qemu_bh_new_guarded(frac_npu_done_bh, q,
+                                         &DEVICE(s)->mem_reentrancy_guard);
+        q->fetch_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                      frac_npu_fetch_timer, q);
+        q->post_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     frac_npu_post_timer, q);
+        q->coal_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     frac_npu_coal_timer, q);
+        qemu_thread_create(&q->thread, name, frac_npu_worker, q,
+                           QEMU_THREAD_JOINABLE);
+    }
+    frac_npu_reset_all(s, "power-on");
+}
+
+/* As nvme_realize: check the properties, then init state, PCI, device. */
+static void frac_npu_realize(PCIDevice *pdev, Error **errp)
+{
+    FracState *s = FRAC_NPU(pdev);
+
+    if (!frac_npu_check_params(s, errp)) {
+        return;
+    }
+    frac_npu_init_state(s);
+    if (!frac_npu_init_pci(s, errp)) {
+        return;
+    }
+    frac_npu_init_device(s);
 }
 
 static void frac_npu_exit(PCIDevice *pdev)
