@@ -28,9 +28,10 @@
  *                      code that runs without the BQL
  *   frac_npu_queue.c   fetch, validate, timing model, post, resets (main
  *                      loop)
- *   frac_npu.c         interrupts, MMIO registers, telemetry, fault
- *                      injection, PCI and QOM (vCPU threads and main loop,
- *                      with the BQL)
+ *   frac_npu_regs.c    the MMIO registers and doorbells, through tables
+ *                      (vCPU threads, BQL held)
+ *   frac_npu.c         interrupts, telemetry, fault injection, PCI and QOM
+ *                      (BQL held)
  *
  * Resets. A queue reset, a disable with jobs in flight, the fatal state and
  * unplug drop jobs by bumping the queue's generation; the worker checks it
@@ -60,6 +61,18 @@ OBJECT_DECLARE_SIMPLE_TYPE(FracState, FRAC_NPU)
 /* SQ doorbells waiting out the fetch latency; more are merged into the last */
 #define FRAC_DB_PENDING 8
 
+/* Temperature and power model */
+#define FRAC_TEMP_AMBIENT_MC 35000
+#define FRAC_TEMP_RANGE_MC 50000
+#define FRAC_POWER_IDLE_MW 8000
+#define FRAC_POWER_RANGE_MW 67000
+#define FRAC_THERMAL_TAU_NS (2 * NANOSECONDS_PER_SECOND)
+/*
+ * The thermal filter steps on a fixed 1 ms grid of the device clock, fed
+ * with the share of each step some modelled job was busy: a reading is the
+ * state at the last grid point, whenever and however often it is taken.
+ */
+#define FRAC_THERMAL_STEP_NS (1 * SCALE_MS)
 #define FRAC_BUSY_MAX 256 /* disjoint busy intervals ahead of the filter */
 
 typedef struct FracBusy {
@@ -285,5 +298,12 @@ void frac_npu_error(FracState *s, unsigned qid, uint32_t err, uint64_t addr,
                     bool irq);
 void frac_npu_telemetry_update(FracState *s);
 void frac_npu_busy_add(FracState *s, int64_t start, int64_t end);
+void frac_npu_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
+                     Error **errp);
+
+/* ---- frac_npu_regs.c: vCPU threads, BQL held --------------------------- */
+
+extern const MemoryRegionOps frac_npu_regs_ops;
+extern const MemoryRegionOps frac_npu_db_ops;
 
 #endif /* HW_FRAC_NPU_H */

@@ -12,11 +12,11 @@
 #   FRAC_QEMU_TARBALL  use this qemu_*.orig.tar.xz instead of downloading one
 #
 # What it does: fetch Debian's QEMU source (bookworm-backports), unpack it into
-# <cache>/qemu-<ver>, add hw/frac/ (symlinks to every emulator/ file: frac_npu.h, frac_npu.c,
-# frac_npu_queue.c, frac_npu_engine.c, meson.build, Kconfig, trace-events; and frac_hw.h), hook
-# it into Kconfig/meson/trace, configure a minimal x86_64 system emulator and build only
-# qemu-system-x86_64. The result is kept in <cache>/bin/<hash>/, hash = sha256 over the QEMU
-# version, this script, every file in emulator/ and frac_hw.h: a hit means no build at all.
+# <cache>/qemu-<ver>, add hw/frac/ (symlinks to every emulator/ file, the device's C files
+# being those emulator/meson.build lists, and to frac_hw.h), hook it into Kconfig/meson/trace,
+# configure a minimal x86_64 system emulator and build only qemu-system-x86_64. The result is
+# kept in <cache>/bin/<hash>/, hash = sha256 over the QEMU version, this script, every file in
+# emulator/ and frac_hw.h: a hit means no build at all.
 # Everything but the final path goes to stderr.
 set -euo pipefail
 
