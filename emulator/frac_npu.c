@@ -211,7 +211,8 @@ void frac_npu_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
         return;
     }
     if (qid >= s->num_queues) {
-        error_setg(errp, "queue %u out of range (device has %u)", qid, s->num_queues);
+        error_setg(errp, "queue %u out of range (device has %u)", qid,
+                   s->num_queues);
         return;
     }
     q = &s->q[qid];
@@ -254,7 +255,10 @@ static void frac_npu_get_inject(Object *obj, Visitor *v, const char *name,
     g_free(val);
 }
 
-/* "kind[:queue[:arg]]", e.g. "hang:1", "drop-irq:0:3", "latency:2:50", "fatal" */
+/*
+ * "kind[:queue[:arg]]", e.g. "hang:1", "drop-irq:0:3", "latency:2:50",
+ * "fatal"
+ */
 static void frac_npu_set_inject(Object *obj, Visitor *v, const char *name,
                                 void *opaque, Error **errp)
 {
@@ -309,7 +313,8 @@ static void frac_npu_set_inject(Object *obj, Visitor *v, const char *name,
 
 /* ---- PCI ---------------------------------------------------------------- */
 
-static void frac_npu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val, int len)
+static void frac_npu_write_config(PCIDevice *pdev, uint32_t addr,
+                                  uint32_t val, int len)
 {
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
@@ -547,7 +552,8 @@ static const Property frac_npu_props[] = {
     DEFINE_PROP_UINT32("queues", FracState, num_queues, 4),
     DEFINE_PROP_SIZE("mem-size", FracState, mem_size, 256 * MiB),
     DEFINE_PROP_UINT32("fetch-latency-ns", FracState, fetch_latency_ns, 2000),
-    DEFINE_PROP_UINT32("completion-latency-ns", FracState, completion_latency_ns, 1000),
+    DEFINE_PROP_UINT32("completion-latency-ns", FracState,
+                       completion_latency_ns, 1000),
     DEFINE_PROP_UINT32("dma-bandwidth-mbps", FracState, dma_bw_mbps, 8000),
     DEFINE_PROP_UINT32("compute-gflops", FracState, compute_gflops, 200),
     DEFINE_PROP_BOOL("zero-latency", FracState, zero_latency, false),
@@ -564,11 +570,13 @@ static const VMStateDescription frac_npu_vmstate = {
 
 static void frac_npu_instance_init(Object *obj)
 {
-    object_property_add(obj, "inject", "str", frac_npu_get_inject, frac_npu_set_inject,
-                        NULL, NULL);
+    object_property_add(obj, "inject", "str", frac_npu_get_inject,
+                        frac_npu_set_inject, NULL, NULL);
     object_property_set_description(obj, "inject",
-                                    "Inject a fault at run time: kind[:queue[:arg]] with kind one of "
-                                    "hang, drop-irq, error, dma, fatal, latency");
+                                    "Inject a fault at run time: "
+                                    "kind[:queue[:arg]] with kind one of "
+                                    "hang, drop-irq, error, dma, fatal, "
+                                    "latency");
 }
 
 static void frac_npu_class_init(ObjectClass *oc, void *data)

@@ -36,7 +36,10 @@ static bool frac_npu_job_aborted(FracJob *job)
            qatomic_read(&job->q->stop);
 }
 
-/* Does [addr, addr + len) touch one of our own BARs? @hit: its first byte there */
+/*
+ * Does [addr, addr + len) touch one of our own BARs? @hit: its first byte
+ * there
+ */
 bool frac_npu_own_bar(FracState *s, uint64_t addr, uint64_t len, uint64_t *hit)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
@@ -169,7 +172,8 @@ bad:
 }
 
 static void frac_npu_operand_init(FracOperand *op, uint64_t addr, uint64_t len,
-                                  uint8_t flags, uint8_t devmem_flag, uint8_t sgl_flag)
+                                  uint8_t flags, uint8_t devmem_flag,
+                                  uint8_t sgl_flag)
 {
     memset(op, 0, sizeof(*op));
     op->addr = addr;
@@ -292,7 +296,8 @@ static void frac_npu_devmem_move(FracJob *job, uint64_t dst, uint64_t src,
     }
 }
 
-static uint32_t frac_npu_do_copy(FracJob *job, FracOperand *src, FracOperand *dst)
+static uint32_t frac_npu_do_copy(FracJob *job, FracOperand *src,
+                                 FracOperand *dst)
 {
     uint64_t len = job->desc.len;
     g_autofree uint8_t *buf = NULL;
@@ -335,7 +340,8 @@ static uint32_t frac_npu_do_fill(FracJob *job, FracOperand *dst)
         if (frac_npu_job_aborted(job)) {
             return FRAC_STATUS_OK;
         }
-        st = frac_npu_operand_rw(job, dst, off, buf, MIN(FRAC_CHUNK, len - off), true);
+        st = frac_npu_operand_rw(job, dst, off, buf,
+                                 MIN(FRAC_CHUNK, len - off), true);
         if (st) {
             return st;
         }
@@ -422,8 +428,9 @@ static uint32_t frac_npu_do_timestamp(FracJob *job, FracOperand *dst)
 {
     uint64_t le;
 
-    /* When the job runs: its modelled start (the clock itself without a model). */
-    job->result = job->q->s->zero_latency ? frac_npu_clock(job->q->s) : job->t_start;
+    /* When the job runs: its modelled start (without a model, the clock). */
+    job->result = job->q->s->zero_latency ? frac_npu_clock(job->q->s)
+                                          : job->t_start;
     if (job->desc.len >= 8) {
         le = cpu_to_le64(job->result);
         return frac_npu_operand_rw(job, dst, 0, &le, 8, true);
@@ -470,9 +477,12 @@ void frac_npu_job_execute(FracJob *job)
     uint64_t t0 = frac_npu_clock(s);
 
     frac_npu_job_sizes(d, &ssz, &dsz, &asz);
-    frac_npu_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM, FRAC_DF_SRC_SGL);
-    frac_npu_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM, FRAC_DF_DST_SGL);
-    frac_npu_operand_init(&aux, d->aux, asz, d->flags, FRAC_DF_AUX_DEVMEM, FRAC_DF_AUX_SGL);
+    frac_npu_operand_init(&src, d->src, ssz, d->flags, FRAC_DF_SRC_DEVMEM,
+                          FRAC_DF_SRC_SGL);
+    frac_npu_operand_init(&dst, d->dst, dsz, d->flags, FRAC_DF_DST_DEVMEM,
+                          FRAC_DF_DST_SGL);
+    frac_npu_operand_init(&aux, d->aux, asz, d->flags, FRAC_DF_AUX_DEVMEM,
+                          FRAC_DF_AUX_SGL);
 
     job->status = frac_npu_operand_prepare(job, &src);
     if (!job->status) {

@@ -114,7 +114,8 @@ static void frac_npu_job_model(FracState *s, FracJob *job, uint64_t now)
     bytes = job->status ? 0 : ssz + dsz + asz;
     job->dma_ns = bytes * 1000 / s->dma_bw_mbps;
     if (!job->status && job->desc.opcode == FRAC_OP_GEMM) {
-        uint64_t flops = 2ULL * job->desc.arg[0] * job->desc.arg[1] * job->desc.arg[2];
+        uint64_t flops = 2ULL * job->desc.arg[0] * job->desc.arg[1] *
+                         job->desc.arg[2];
 
         job->compute_ns = flops / s->compute_gflops;
     }
@@ -124,7 +125,8 @@ static void frac_npu_job_model(FracState *s, FracJob *job, uint64_t now)
     frac_npu_telemetry_update(s);
     frac_npu_busy_add(s, start, start + job->dma_ns + job->compute_ns);
     q->busy_until = job->t_end;
-    job->deadline = frac_npu_dev_to_virt(s, job->t_end + s->completion_latency_ns);
+    job->deadline = frac_npu_dev_to_virt(s, job->t_end +
+                                            s->completion_latency_ns);
 }
 
 /* Does the validated job do host DMA (the kind an injected fault hits)? */
@@ -165,7 +167,8 @@ void frac_npu_queue_fetch(FracQueue *q)
         return;
     }
     while (q->sq_head != q->fetch_tail && q->inflight < q->size - 1) {
-        uint64_t addr = q->sq_base + (uint64_t)q->sq_head * sizeof(struct frac_desc);
+        uint64_t addr = q->sq_base +
+                        (uint64_t)q->sq_head * sizeof(struct frac_desc);
         FracJob *job = g_new0(FracJob, 1);
         struct frac_desc *d = &job->desc;
         uint64_t now = frac_npu_clock(s);
@@ -199,7 +202,8 @@ void frac_npu_queue_fetch(FracQueue *q)
         q->inflight++;
         QTAILQ_INSERT_TAIL(&q->pending, job, pending);
         trace_frac_npu_fetch(q->id, q->sq_head, d->job_id,
-                             d->opcode < FRAC_OP_MAX ? frac_npu_op_name[d->opcode] : "?",
+                             d->opcode < FRAC_OP_MAX ?
+                             frac_npu_op_name[d->opcode] : "?",
                              d->flags, d->len);
 
         job->status = frac_npu_validate(s, job);

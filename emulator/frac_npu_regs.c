@@ -33,9 +33,12 @@ enum {
 
 #define FRAC_NPU_REG_IDX(addr) ((addr) / 4)
 
-/* hi_latch[] slots: the clock, then the counters in register order */
+/*
+ * hi_latch[] slots: the clock, then the counters in register order (LO and
+ * HI of a counter share one)
+ */
 #define FRAC_NPU_LATCH_CLOCK 0
-#define FRAC_NPU_LATCH(lo) (1 + ((lo) - FRAC_REG_BUSY_NS_LO(0)) / 8)
+#define FRAC_NPU_LATCH(reg) (1 + ((reg) - FRAC_REG_BUSY_NS_LO(0)) / 8)
 
 typedef struct FracNpuQregRead {
     uint64_t (*read)(FracQueue *q);
@@ -53,17 +56,22 @@ typedef struct FracNpuRegWrite {
     uint8_t flags;
 } FracNpuRegWrite;
 
+/* One table entry each: a 64-bit register is two, LO and HI. */
 #define FRAC_NPU_RD(reg, fn) \
     [FRAC_NPU_REG_IDX(reg)] = { .read = (fn) }
-#define FRAC_NPU_RD64(lo, fn) \
-    [FRAC_NPU_REG_IDX(lo)] = { .read = (fn) }, \
-    [FRAC_NPU_REG_IDX(lo) + 1] = { .read = (fn), .flags = FRAC_NPU_REG_HI }
-#define FRAC_NPU_RD64_LATCHED(lo, fn, slot) \
-    [FRAC_NPU_REG_IDX(lo)] = { .read = (fn), .flags = FRAC_NPU_REG_LATCH, \
-                               .latch = (slot) }, \
-    [FRAC_NPU_REG_IDX(lo) + 1] = { .read = (fn), .latch = (slot), \
-                                   .flags = FRAC_NPU_REG_LATCH | \
-                                            FRAC_NPU_REG_HI }
+#define FRAC_NPU_RD_HI(reg, fn) \
+    [FRAC_NPU_REG_IDX(reg)] = { .read = (fn), .flags = FRAC_NPU_REG_HI }
+#define FRAC_NPU_RD_LATCH(reg, fn, slot) \
+    [FRAC_NPU_REG_IDX(reg)] = { .read = (fn), .flags = FRAC_NPU_REG_LATCH, \
+                                .latch = (slot) }
+#define FRAC_NPU_RD_LATCH_HI(reg, fn, slot) \
+    [FRAC_NPU_REG_IDX(reg)] = { .read = (fn), .latch = (slot), \
+                                .flags = FRAC_NPU_REG_LATCH | \
+                                         FRAC_NPU_REG_HI }
+#define FRAC_NPU_RD_COUNTER(reg, fn) \
+    FRAC_NPU_RD_LATCH(reg, fn, FRAC_NPU_LATCH(reg))
+#define FRAC_NPU_RD_COUNTER_HI(reg, fn) \
+    FRAC_NPU_RD_LATCH_HI(reg, fn, FRAC_NPU_LATCH(reg))
 
 /* Queue registers (FRAC_QREG(q, r)) */
 
@@ -131,10 +139,12 @@ static uint64_t frac_npu_q_jobs(FracQueue *q)
 
 /* An offset with no entry reads 0, without a guest error. */
 static const FracNpuQregRead frac_npu_qreg_readops[FRAC_QREGS_STRIDE / 4] = {
-    FRAC_NPU_RD64(FRAC_Q_SQ_BASE_LO, frac_npu_q_sq_base),
+    FRAC_NPU_RD(FRAC_Q_SQ_BASE_LO, frac_npu_q_sq_base),
+    FRAC_NPU_RD_HI(FRAC_Q_SQ_BASE_HI, frac_npu_q_sq_base),
     FRAC_NPU_RD(FRAC_Q_SIZE, frac_npu_q_size),
     FRAC_NPU_RD(FRAC_Q_CTRL, frac_npu_q_ctrl),
-    FRAC_NPU_RD64(FRAC_Q_CQ_BASE_LO, frac_npu_q_cq_base),
+    FRAC_NPU_RD(FRAC_Q_CQ_BASE_LO, frac_npu_q_cq_base),
+    FRAC_NPU_RD_HI(FRAC_Q_CQ_BASE_HI, frac_npu_q_cq_base),
     FRAC_NPU_RD(FRAC_Q_STATUS, frac_npu_q_status),
     FRAC_NPU_RD(FRAC_Q_SQ_HEAD, frac_npu_q_sq_head),
     FRAC_NPU_RD(FRAC_Q_SQ_TAIL, frac_npu_q_sq_tail),
@@ -336,7 +346,8 @@ static const FracNpuRegRead frac_npu_readops[FRAC_QREGS_BASE / 4] = {
     FRAC_NPU_RD(FRAC_REG_VERSION, frac_npu_r_version),
     FRAC_NPU_RD(FRAC_REG_CAP0, frac_npu_r_cap0),
     FRAC_NPU_RD(FRAC_REG_CAP1, frac_npu_r_cap1),
-    FRAC_NPU_RD64(FRAC_REG_DEVMEM_SIZE_LO, frac_npu_r_devmem_size),
+    FRAC_NPU_RD(FRAC_REG_DEVMEM_SIZE_LO, frac_npu_r_devmem_size),
+    FRAC_NPU_RD_HI(FRAC_REG_DEVMEM_SIZE_HI, frac_npu_r_devmem_size),
     FRAC_NPU_RD(FRAC_REG_GEMM_MAX_DIM, frac_npu_r_gemm_max_dim),
     FRAC_NPU_RD(FRAC_REG_SGL_MAX, frac_npu_r_sgl_max),
     FRAC_NPU_RD(FRAC_REG_CONTROL, frac_npu_r_control),
@@ -345,37 +356,41 @@ static const FracNpuRegRead frac_npu_readops[FRAC_QREGS_BASE / 4] = {
     FRAC_NPU_RD(FRAC_REG_SCRATCH, frac_npu_r_scratch),
     FRAC_NPU_RD(FRAC_REG_ERR_STATUS, frac_npu_r_err_status),
     FRAC_NPU_RD(FRAC_REG_ERR_QUEUE, frac_npu_r_err_queue),
-    FRAC_NPU_RD64(FRAC_REG_ERR_ADDR_LO, frac_npu_r_err_addr),
+    FRAC_NPU_RD(FRAC_REG_ERR_ADDR_LO, frac_npu_r_err_addr),
+    FRAC_NPU_RD_HI(FRAC_REG_ERR_ADDR_HI, frac_npu_r_err_addr),
     FRAC_NPU_RD(FRAC_REG_INT_STATUS, frac_npu_r_int_status),
     FRAC_NPU_RD(FRAC_REG_INT_MASK, frac_npu_r_int_mask),
     FRAC_NPU_RD(FRAC_REG_ERR_VECTOR, frac_npu_r_err_vector),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_CLOCK_LO, frac_npu_r_clock,
-                          FRAC_NPU_LATCH_CLOCK),
+    FRAC_NPU_RD_LATCH(FRAC_REG_CLOCK_LO, frac_npu_r_clock,
+                      FRAC_NPU_LATCH_CLOCK),
+    FRAC_NPU_RD_LATCH_HI(FRAC_REG_CLOCK_HI, frac_npu_r_clock,
+                         FRAC_NPU_LATCH_CLOCK),
     FRAC_NPU_RD(FRAC_REG_CLOCK_FREQ, frac_npu_r_clock_freq),
     FRAC_NPU_RD(FRAC_REG_TEMP_MC, frac_npu_r_temp_mc),
     FRAC_NPU_RD(FRAC_REG_POWER_MW, frac_npu_r_power_mw),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA),
-                          frac_npu_r_busy_dma,
-                          FRAC_NPU_LATCH(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA))),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE),
-                          frac_npu_r_busy_compute,
-                          FRAC_NPU_LATCH(FRAC_REG_BUSY_NS_LO(
-                                             FRAC_ENGINE_COMPUTE))),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_JOBS_DONE_LO, frac_npu_r_jobs_done,
-                          FRAC_NPU_LATCH(FRAC_REG_JOBS_DONE_LO)),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_JOBS_ERR_LO, frac_npu_r_jobs_err,
-                          FRAC_NPU_LATCH(FRAC_REG_JOBS_ERR_LO)),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_BYTES_RD_LO, frac_npu_r_bytes_rd,
-                          FRAC_NPU_LATCH(FRAC_REG_BYTES_RD_LO)),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_BYTES_WR_LO, frac_npu_r_bytes_wr,
-                          FRAC_NPU_LATCH(FRAC_REG_BYTES_WR_LO)),
-    FRAC_NPU_RD64_LATCHED(FRAC_REG_IRQS_LO, frac_npu_r_irqs,
-                          FRAC_NPU_LATCH(FRAC_REG_IRQS_LO)),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_DMA),
+                        frac_npu_r_busy_dma),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_DMA),
+                           frac_npu_r_busy_dma),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_BUSY_NS_LO(FRAC_ENGINE_COMPUTE),
+                        frac_npu_r_busy_compute),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_BUSY_NS_HI(FRAC_ENGINE_COMPUTE),
+                           frac_npu_r_busy_compute),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_JOBS_DONE_LO, frac_npu_r_jobs_done),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_JOBS_DONE_HI, frac_npu_r_jobs_done),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_JOBS_ERR_LO, frac_npu_r_jobs_err),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_JOBS_ERR_HI, frac_npu_r_jobs_err),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_BYTES_RD_LO, frac_npu_r_bytes_rd),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_BYTES_RD_HI, frac_npu_r_bytes_rd),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_BYTES_WR_LO, frac_npu_r_bytes_wr),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_BYTES_WR_HI, frac_npu_r_bytes_wr),
+    FRAC_NPU_RD_COUNTER(FRAC_REG_IRQS_LO, frac_npu_r_irqs),
+    FRAC_NPU_RD_COUNTER_HI(FRAC_REG_IRQS_HI, frac_npu_r_irqs),
     [FRAC_NPU_REG_IDX(FRAC_REG_FI_ARMED)] = { .read = frac_npu_r_fi_armed,
                                               .flags = FRAC_NPU_REG_FI },
 };
 
-QEMU_BUILD_BUG_ON(FRAC_NPU_LATCH(FRAC_REG_IRQS_LO) >=
+QEMU_BUILD_BUG_ON(FRAC_NPU_LATCH(FRAC_REG_IRQS_HI) >=
                   ARRAY_SIZE(((FracState *)0)->hi_latch));
 
 /* One global register: 0 and a guest error for one that does not exist. */
@@ -601,7 +616,8 @@ static void frac_npu_regs_write(void *opaque, hwaddr addr, uint64_t val,
     op->write(s, val);
 }
 
-static void frac_npu_db_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static void frac_npu_db_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
 {
     FracState *s = opaque;
     unsigned qid = addr / FRAC_DB_STRIDE;
