@@ -94,6 +94,9 @@ test-emulator: qemu
 		rc=0; QEMU="$(QEMU_BIN)" bash tests/emulator/run.sh 2>&1 | tee $(RESULTS)/emulator.tap || \
 			rc=$${PIPESTATUS[0]}; echo $$rc > $(RESULTS)/emulator.rc; [ -n "$(KEEP_GOING)" ] || exit $$rc; \
 	else echo "== emulator tests: tests/emulator/run.sh not present, skipped"; fi
+	@echo "== emulator static checks (QEMU checkpatch.pl, guest errors, names)"
+	@rc=0; QEMU="$(QEMU_BIN)" bash tests/emulator/checkpatch.sh 2>&1 | tee $(RESULTS)/emulator-checkpatch.tap || \
+		rc=$${PIPESTATUS[0]}; echo $$rc > $(RESULTS)/emulator-checkpatch.rc; [ -n "$(KEEP_GOING)" ] || exit $$rc
 
 # One boot per group of device properties: tests/guest/*.sh with fault injection on; then
 # tests/guest/qmp/*.sh (AER, unplug) with a QMP socket that tests/host/qmp-agent.py serves for
