@@ -3,9 +3,13 @@
  * memory), DMA and the commands (COPY, FILL, CRC32C, GEMM, TIMESTAMP), run
  * by the queue's worker thread without the BQL, or inline in the main loop
  * for small jobs (frac_npu_queue.c decides). This is the only code that runs
- * without the BQL: it reads the job, the device memory and the atomics
- * FracQueue.gen, FracQueue.stop and FracState.dma_mask, writes only the job,
- * and hands the job back through FracQueue.done (docs/hw-spec.md 5-6).
+ * without the BQL. It writes only the job, device memory and (by DMA) guest
+ * memory; besides them it reads what realize fixed (devmem_ptr,
+ * zero_latency, clock_base), the atomics FracQueue.gen, FracQueue.stop and
+ * FracState.dma_mask, and, in frac_npu_own_bar, the BAR addresses, which a
+ * config write may change under a running job (unsynchronised). The worker
+ * hands each job back through FracQueue.done (docs/hw-spec.md 5, Commands
+ * and Scatter-gather list).
  *
  * Copyright (c) 2026 The frac authors
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -5,7 +5,7 @@
  * the queue's worker (frac_npu_engine.c), schedule each job on the timing
  * model, and post completion records in fetch order no earlier than the
  * model says, with interrupt moderation. Queue enable, disable and reset,
- * the quiesce handshake and the global reset (docs/hw-spec.md 4-8).
+ * the quiesce handshake and the global reset (docs/hw-spec.md 5, 7-9).
  *
  * Copyright (c) 2026 The frac authors
  * SPDX-License-Identifier: GPL-2.0-or-later

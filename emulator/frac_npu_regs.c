@@ -3,7 +3,7 @@
  * threads with the BQL held. Global and queue registers are read and written
  * through tables, one small function per register; a doorbell records the
  * new tail or head and hands over to frac_npu_queue.c. Register layout:
- * include/frac_hw.h, docs/hw-spec.md 3-4.
+ * include/frac_hw.h, docs/hw-spec.md 3 and 5.
  *
  * Copyright (c) 2026 The frac authors
  * SPDX-License-Identifier: GPL-2.0-or-later
