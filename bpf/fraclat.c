@@ -219,18 +219,27 @@ static void print_group_text(const struct entry *e)
 
 static void print_group_json(const struct entry *e)
 {
+	static const char *const not_grouped = "\"not grouped by this (-Q, -O, -P)\"";
 	char comm[TASK_COMM_LEN + 1];
 
+	/* Every key in every group: null, with the reason, when not grouped by it. */
 	printf("{\"dev\":%u,\"status\":\"%s\"", e->key.dev, status_names[e->key.status % NR_STATUS]);
-	if (env.group == GROUP_QUEUE) {
-		printf(",\"queue\":%u", e->key.id);
-	} else if (env.group == GROUP_OP) {
-		printf(",\"op\":\"%s\"", frac_op_name(e->key.id));
-	} else if (env.group == GROUP_PID) {
+	if (env.group == GROUP_QUEUE)
+		printf(",\"queue\":%u,\"queue_reason\":null", e->key.id);
+	else
+		printf(",\"queue\":null,\"queue_reason\":%s", not_grouped);
+	if (env.group == GROUP_OP)
+		printf(",\"op\":\"%s\",\"op_reason\":null", frac_op_name(e->key.id));
+	else
+		printf(",\"op\":null,\"op_reason\":%s", not_grouped);
+	if (env.group == GROUP_PID) {
 		memcpy(comm, e->h.stage[0].comm, TASK_COMM_LEN);
 		comm[TASK_COMM_LEN] = 0;
 		printf(",\"pid\":%u,\"comm\":", e->key.id);
 		print_json_str(comm);
+		printf(",\"pid_reason\":null");
+	} else {
+		printf(",\"pid\":null,\"comm\":null,\"pid_reason\":%s", not_grouped);
 	}
 	printf(",\"stages\":{");
 }
