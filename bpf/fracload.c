@@ -18,7 +18,11 @@
  * how many had not ended then, a lower bound of the jobs in flight together
  * (each of them was in flight from its SUBMIT to after the last one's).
  *
- * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-j]
+ * With -U every job but the last is submitted with DRM_FRAC_SUBMIT_NO_JOB_ID
+ * (one queue only: waiting for the last job waits for them all, a queue
+ * runs its jobs in order); such jobs have job 0 and no status of their own.
+ *
+ * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-U] [-j]
  *   QUEUES  comma-separated queue numbers (default 0)
  *   OPS     comma-separated ops: nop, copy, fill, crc32c, gemm, timestamp (default copy)
  *   SIZE    bytes per copy/fill/crc32c, a multiple of 4096 (default 16384)
@@ -33,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "libfrac.h"
 
@@ -99,6 +104,7 @@ struct inflight {
 /* One job as the workload saw it (for -j). */
 struct job_rec {
 	uint32_t id;
+	bool noid;	/* submitted with DRM_FRAC_SUBMIT_NO_JOB_ID */
 	unsigned int queue, op;
 	int status;
 	unsigned long long submit_ns, done_ns, dev_ns;
@@ -138,11 +144,12 @@ int main(int argc, char **argv)
 	bool polled = false;
 	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
 	unsigned long i, head = 0, tail = 0;
-	bool json = false, need_gemm = false, need_buf = false;
+	bool json = false, need_gemm = false, need_buf = false, noid = false;
+	unsigned long nnoid = 0;
 	struct job_rec *recs = NULL;
 	struct frac_dev dev;
 
-	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:jh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:Ujh")) != -1) {
 		switch (opt) {
 		case 'd':
 			index = parse_num(optarg, "device", 63);
@@ -169,13 +176,20 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'U':
+			noid = true;
+			break;
 		case 'h':
 			printf("usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] "
-			       "[-D DEPTH] [-j]\n");
+			       "[-D DEPTH] [-U] [-j]\n");
 			return 0;
 		default:
 			return 2;
 		}
+	}
+	if (noid && nq != 1) {
+		fprintf(stderr, "fracload: -U takes one queue\n");
+		return 2;
 	}
 	if (optind != argc) {
 		fprintf(stderr, "fracload: unexpected argument '%s'\n", argv[optind]);
@@ -253,6 +267,24 @@ int main(int argc, char **argv)
 			recs[i].queue = q;
 			recs[i].op = op;
 			recs[i].submit_ns = mono_ns();
+			if (noid && i + 1 < njobs) {
+				struct drm_frac_submit sub = {
+					.cmds = (uintptr_t)cl.cmds, .cmd_count = cl.count,
+					.cmd_size = sizeof(struct drm_frac_cmd), .queue = q,
+					.flags = DRM_FRAC_SUBMIT_NO_JOB_ID,
+				};
+
+				if (ioctl(dev.fd, DRM_IOCTL_FRAC_SUBMIT, &sub)) {
+					fprintf(stderr, "fracload: submit failed: %s\n", strerror(errno));
+					return 1;
+				}
+				recs[i].noid = true;
+				nnoid++;
+				per_queue[q]++;
+				per_op[op]++;
+				i++;
+				continue;
+			}
 			ret = frac_submit(&dev, q, &cl, NULL, &fl[head % MAX_DEPTH].id);
 			if (ret) {
 				fprintf(stderr, "fracload: submit failed: %s\n", strerror(-ret));
@@ -305,10 +337,10 @@ int main(int argc, char **argv)
 	if (json) {
 		const char *sep = "";
 
-		printf("{\"schema_version\":2,\"pid\":%d,\"jobs\":%lu,\"failed\":%d,"
-		       "\"inflight_after_submit\":%lu,\"host_bos\":%d,\"host_bo_bytes\":%llu,"
-		       "\"queues\":{", getpid(), njobs, failed, inflight_after_submit, nbos,
-		       bo_bytes);
+		printf("{\"schema_version\":2,\"pid\":%d,\"jobs\":%lu,\"noid_jobs\":%lu,"
+		       "\"failed\":%d,\"inflight_after_submit\":%lu,\"host_bos\":%d,"
+		       "\"host_bo_bytes\":%llu,\"queues\":{", getpid(), njobs, nnoid, failed,
+		       inflight_after_submit, nbos, bo_bytes);
 		for (i = 0; i < MAX_QUEUES; i++) {
 			if (per_queue[i]) {
 				printf("%s\"%lu\":%lu", sep, i, per_queue[i]);
@@ -332,11 +364,18 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("},\"job_list\":[");
-		for (i = 0; i < njobs; i++)
-			printf("%s{\"job\":%u,\"queue\":%u,\"op\":\"%s\",\"status\":%d,"
-			       "\"submit_ns\":%llu,\"done_ns\":%llu,\"dev_ns\":%llu}",
+		for (i = 0; i < njobs; i++) {
+			printf("%s{\"job\":%u,\"queue\":%u,\"op\":\"%s\",\"submit_ns\":%llu,",
 			       i ? "," : "", recs[i].id, recs[i].queue, op_names[recs[i].op],
-			       recs[i].status, recs[i].submit_ns, recs[i].done_ns, recs[i].dev_ns);
+			       recs[i].submit_ns);
+			if (recs[i].noid)
+				printf("\"status\":null,\"done_ns\":null,\"dev_ns\":null,"
+				       "\"status_reason\":\"no job id (-U): not waited for\"}");
+			else
+				printf("\"status\":%d,\"done_ns\":%llu,\"dev_ns\":%llu,"
+				       "\"status_reason\":null}", recs[i].status, recs[i].done_ns,
+				       recs[i].dev_ns);
+		}
 		printf("]}\n");
 	} else {
 		printf("fracload: %lu jobs on %d queue(s), %d op(s), %d failed; %d host BOs, "

@@ -28,7 +28,7 @@ N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
 FLOOD=256	# flood run: jobs in flight at once, on one queue behind a delayed first job
 TABLE=64	# the job table of fraclat and fracsnoop in the flood run (--max-jobs)
-PLAN=67
+PLAN=69
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -262,7 +262,8 @@ tap < "$T/check.out"
 # fraclat and fracsnoop with a job table of $TABLE slots; the first job of queue 0 takes 3 s
 # longer (fault injection "latency", under the 5 s job timeout), so the $FLOOD jobs queued
 # behind it are in flight together: fracload says how many had not ended right after its last
-# SUBMIT. Then jobs that fail: 8 copies on queue 1, the first 3 failed by the device ("error").
+# SUBMIT. Then jobs that fail: 8 copies on queue 1, the first 3 failed by the device ("error");
+# then 6 nops on queue 2, all but the last without a job id (their events carry job 0).
 # check.py: every job the workload submitted is either measured or reported lost, exactly.
 D=$T/flood; mkdir -p "$D"
 FI=/sys/kernel/debug/accel/$(guest_bdf)/inject_fault
@@ -274,7 +275,8 @@ start_flood() {
 if [ -w "$FI" ]; then
 	ok "fraclat and fracsnoop attach with --max-jobs $TABLE" start_flood
 	ok "fracload: $FLOOD jobs submitted before any is waited for" eval \
-		'echo "latency 0 3000" > "$FI" && run_load "$D" -n $FLOOD -q 0 -o nop -D $FLOOD'
+		'echo "latency 0 3000" > "$FI" && run_load "$D" -n $FLOOD -q 0 -o nop -D $FLOOD &&
+		 mv "$D/load.json" "$D/load1.json"'
 	run_failing() { # fracload exits 1 when jobs failed: its JSON says which
 		echo "error 1 3" > "$FI" || return 1
 		taskset -c 0 "$BPF/fracload" -j -n 8 -q 1 -o copy -s 4096 > "$D/load2.json" \
@@ -284,6 +286,9 @@ if [ -w "$FI" ]; then
 		sleep 2
 	}
 	ok "fracload: 8 jobs on queue 1, 3 of them failed by the device" run_failing
+	ok "fracload: 6 jobs on queue 2, 5 of them without a job id (NO_JOB_ID)" eval \
+		'run_load "$D" -n 6 -q 2 -o nop -U && mv "$D/load.json" "$D/load3.json" &&
+		 mv "$D/load1.json" "$D/load.json"'
 	stop_flood() {
 		stop_all || { diag "$T"/*.err; return 1; }
 		mv "$T/lat.out" "$D/lat.json"; mv "$T/snoop.out" "$D/snoop.json"
@@ -292,7 +297,7 @@ if [ -w "$FI" ]; then
 	python3 "$CHECK" flood "$D" $TABLE > "$T/check.out" 2>&1
 	tap < "$T/check.out"
 else
-	for i in $(seq 13); do skip "flood run" "no $FI (fault-injection=on)"; done
+	for i in $(seq 15); do skip "flood run" "no $FI (fault-injection=on)"; done
 fi
 
 # ---- text output, interval and count ----------------------------------------------------

@@ -5,7 +5,8 @@ Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
        check.py fallback DIR  the raw_tp/kprobe.multi run: every tool, fraclat -O
        check.py flood DIR N   fraclat and fracsnoop with a job table of N slots, a
                               flood of more jobs in flight (load.json), then jobs
-                              that fail (load2.json)
+                              that fail (load2.json), then jobs without a job id
+                              (load3.json)
 
 DIR holds load.json (fracload -j, with each job's own ground truth), lat.json,
 snoop.json, irq.json, dma.json (the tools' -j output) and, for main, trace.txt
@@ -260,14 +261,17 @@ def flood_checks(c, table):
     submitted is measured or reported lost, the numbers add up exactly, and
     the losses are at least what the table could not hold. Then the failed
     jobs: counted by status, out of fraclat's histograms."""
+    loads = ("load.json", "load2.json", "load3.json")
+
     def jobs():
-        return c.load()["jobs"] + c.load("load2.json")["jobs"]
+        return sum(c.load(n)["jobs"] for n in loads)
 
     def statuses():
         got = {}
-        for name in ("load.json", "load2.json"):
+        for name in loads:
             for j in c.load(name)["job_list"]:
-                got[j["status"]] = got.get(j["status"], 0) + 1
+                if j["status"] is not None:
+                    got[j["status"]] = got.get(j["status"], 0) + 1
         return got
 
     def exceeded():
@@ -324,13 +328,19 @@ def flood_checks(c, table):
             f"workload {sorted(want.items())}"
 
     def snoop_workloads():
-        w = {(j["queue"], j["job"]) for n in ("load.json", "load2.json")
-             for j in c.load(n)["job_list"]}
+        w = {(j["queue"], j["job"]) for n in loads for j in c.load(n)["job_list"]}
         bad = [e for e in c.snoop() if (e["queue"], e["job"]) not in w]
         return not bad, *[f"not the workload's: {e}" for e in bad[:3]]
 
+    def noid():
+        want = c.load("load3.json")["noid_jobs"]
+        got = (c.lost("lat.json")["noid"], c.lost("snoop.json")["noid"])
+        return got == (want, want) and want == 5, \
+            f"no-job-id jobs: fraclat {got[0]}, fracsnoop {got[1]}, the workload {want}"
+
     return [
         ("flood: more jobs in flight than the job table holds (the workload's count)", exceeded),
+        ("fraclat and fracsnoop count every job without a job id as lost (noid)", noid),
         ("fraclat: measured + reported lost == jobs submitted", lat_exact),
         ("fraclat: the loss reported is the table's, at least what did not fit",
          lat_loss_is_the_tables),
