@@ -151,6 +151,7 @@ static const struct {
 static const char *const drv_keys[FT_DRV_NR] = {
 	[FT_DRV_FRAC_CONTEXT] = "frac-context",
 	[FT_DRV_FRAC_JOBS_COMPLETED] = "frac-jobs-completed",
+	[FT_DRV_FRAC_JOBS_FAILED] = "frac-jobs-failed",
 };
 
 static bool key_is(const char *k, size_t kn, const char *lit)

@@ -358,6 +358,8 @@ static int add_client(struct ft_model *m, struct ft_view_dev *vd, unsigned int *
 	add_regions(vd->regions, &vd->nr_regions, &c->fi);
 	add_regions(vp->regions, &vp->nr_regions, &c->fi);
 
+	if (c->fi.drv_has & (1u << FT_DRV_FRAC_JOBS_FAILED))
+		num_add(&vp->jobs_failed, ft_num_of((double)c->fi.drv[FT_DRV_FRAC_JOBS_FAILED]));
 	if (c->fi.drv_has & (1u << FT_DRV_FRAC_JOBS_COMPLETED)) {
 		uint64_t cur = c->fi.drv[FT_DRV_FRAC_JOBS_COMPLETED];
 		bool pok = pc && (pc->fi.drv_has & (1u << FT_DRV_FRAC_JOBS_COMPLETED));

@@ -219,6 +219,8 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 		json_int(f, p->jobs);
 		fputs(",\"jobs_per_s\":", f);
 		json_num(f, p->jobs_per_s);
+		fputs(",\"jobs_failed\":", f);
+		json_int(f, p->jobs_failed);
 		fputc('}', f);
 	}
 	fputs("]}", f);

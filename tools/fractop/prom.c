@@ -299,8 +299,9 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 	unsigned int i, j, k;
 	bool any;
 
-	ft_prom_family(f, "frac_device_info", "gauge",
-		       "An accel device: 1, with its driver and PCI address as labels.");
+	if (v->nr_devs)
+		ft_prom_family(f, "frac_device_info", "gauge",
+			       "An accel device: 1, with its driver and PCI address as labels.");
 	for (i = 0; i < v->nr_devs; i++) {
 		const struct ft_dev *d = &v->devs[i].dev;
 
@@ -428,7 +429,8 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 		}
 	}
 
-	ft_prom_family(f, "frac_clients", "gauge", "DRM clients (open files) of the device.");
+	if (v->nr_devs)
+		ft_prom_family(f, "frac_clients", "gauge", "DRM clients (open files) of the device.");
 	for (i = 0; i < v->nr_devs; i++) {
 		dev_label(&pl, &v->devs[i].dev);
 		sample_u64(f, "frac_clients", pl.l, pl.n, v->devs[i].nr_clients);
@@ -471,6 +473,22 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 			client_labels(&pl, s, c);
 			sample_u64(f, "frac_client_jobs_completed_total", pl.l, pl.n,
 				   c->fi.drv[FT_DRV_FRAC_JOBS_COMPLETED]);
+		}
+	}
+	for (i = 0, any = false; i < s->nr_clients; i++)
+		any |= s->clients[i].dev >= 0 &&
+		       (s->clients[i].fi.drv_has & (1u << FT_DRV_FRAC_JOBS_FAILED));
+	if (any) {
+		ft_prom_family(f, "frac_client_jobs_failed_total", "counter",
+			       "Jobs of the client that ended with an error, frac-jobs-failed of fdinfo.");
+		for (i = 0; i < s->nr_clients; i++) {
+			const struct ft_client *c = &s->clients[i];
+
+			if (c->dev < 0 || !(c->fi.drv_has & (1u << FT_DRV_FRAC_JOBS_FAILED)))
+				continue;
+			client_labels(&pl, s, c);
+			sample_u64(f, "frac_client_jobs_failed_total", pl.l, pl.n,
+				   c->fi.drv[FT_DRV_FRAC_JOBS_FAILED]);
 		}
 	}
 	for (k = 0; k < sizeof(mem_metrics) / sizeof(mem_metrics[0]); k++) {

@@ -43,6 +43,7 @@ static const char *const mem_keys[FT_MEM_NR] = {
 static const char *const drv_keys[FT_DRV_NR] = {
 	[FT_DRV_FRAC_CONTEXT] = "frac_context",
 	[FT_DRV_FRAC_JOBS_COMPLETED] = "frac_jobs_completed",
+	[FT_DRV_FRAC_JOBS_FAILED] = "frac_jobs_failed",
 };
 
 /* ---- writer ---- */

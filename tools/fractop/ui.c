@@ -371,7 +371,7 @@ static int cmp_proc(const void *pa, const void *pb)
 	return g_reverse ? -r : r;
 }
 
-enum { C_PID, C_COMM, C_BUSY, C_MEM, C_JOBS, C_JOBS_S, C_CLIENTS, C_FIXED };
+enum { C_PID, C_COMM, C_BUSY, C_MEM, C_JOBS, C_FAILED, C_JOBS_S, C_CLIENTS, C_FIXED };
 
 static int draw_procs(const struct ui *u, struct ft_view_dev *vd, int y)
 {
@@ -381,6 +381,7 @@ static int draw_procs(const struct ui *u, struct ft_view_dev *vd, int y)
 		[C_BUSY] = { "BUSY", 6, 6, 9 },
 		[C_MEM] = { "MEMORY", 9, 9, 8 },
 		[C_JOBS] = { "JOBS", 8, 10, 5 },
+		[C_FAILED] = { "FAILED", 6, 8, 4 },
 		[C_JOBS_S] = { "JOBS/S", 8, 8, 7 },
 		[C_CLIENTS] = { "CL", 3, 3, 2 },
 	};
@@ -442,6 +443,9 @@ static int draw_procs(const struct ui *u, struct ft_view_dev *vd, int y)
 				break;
 			case C_JOBS:
 				ft_fmt_count(buf, sizeof(buf), pr->jobs);
+				break;
+			case C_FAILED:
+				ft_fmt_count(buf, sizeof(buf), pr->jobs_failed);
 				break;
 			case C_JOBS_S:
 				ft_fmt_si(buf, sizeof(buf), pr->jobs_per_s, "");

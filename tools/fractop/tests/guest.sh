@@ -77,12 +77,12 @@ screen_gone() {
 }
 both() { "$1" "$2" && "$3" "$4"; }	# both screen_wait A screen_gone B
 keys() { $TM send-keys -t g "$@"; }
-# fdinfo_jobs PID: frac-jobs-completed of PID's accel fd
-fdinfo_jobs() {
+# fdinfo_key PID KEY: KEY (frac-jobs-completed, frac-jobs-failed) of PID's accel fd's fdinfo
+fdinfo_key() {
 	local fd
 	for fd in /proc/$1/fd/*; do
 		[[ $(readlink "$fd") == /dev/accel/accel* ]] || continue
-		awk '/^frac-jobs-completed:/ { print $2 }' "/proc/$1/fdinfo/${fd##*/}"
+		awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/fdinfo/${fd##*/}"
 		return 0
 	done
 	return 1
@@ -127,10 +127,11 @@ EOF
 	# must then show exactly the device's and the process's counts.
 	kill -STOP $L
 	for _ in $(seq 100); do ring_empty && break; sleep 0.1; done
-	c=$(fdinfo_jobs $L); dn=$(cat "$SYS/jobs_completed"); fl=$(cat "$SYS/jobs_failed")
-	guest_diag "fracload stopped: its fdinfo says $c jobs; the device $dn done, $fl failed"
-	guest_ok "the screen: the fracload row shows its fdinfo job count ($c)" \
-		screen_wait "^ +$L fracload .* $c +"
+	c=$(fdinfo_key $L frac-jobs-completed); cf=$(fdinfo_key $L frac-jobs-failed)
+	dn=$(cat "$SYS/jobs_completed"); fl=$(cat "$SYS/jobs_failed")
+	guest_diag "fracload stopped: its fdinfo says $c jobs, ${cf:-no} failed; the device $dn done, $fl failed"
+	guest_ok "the screen: the fracload row shows its fdinfo jobs and failures ($c, ${cf:-n/a})" \
+		screen_wait "^ +$L fracload .* $c +${cf:-n/a} +"
 	guest_ok "the screen: done $dn failed $fl, as sysfs" screen_wait "done $dn failed $fl "
 	guest_ok "the screen: engines Q0-Q3 in the process header" screen_wait "PID COMMAND .* Q0 .* Q3"
 	# every key, on a still screen

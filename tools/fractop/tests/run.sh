@@ -147,6 +147,7 @@ for l in lines:
     assert mem["devmem"]["purgeable_bytes"] is None
     p = f["processes"][0]
     assert p["comm"] == "load" and p["jobs_completed"] == 96 and p["jobs_per_s"] == 0
+    assert p["jobs_failed"] == 2, p
     assert p["memory_bytes"] == (4 << 20) + (192 << 10)
     assert v["device"] == "accel1" and v["driver"] == "intel_vpu" and v["pdev"] == "0000:00:0b.0"
     assert all(x is None for x in v["counters"].values())
@@ -154,6 +155,7 @@ for l in lines:
     assert v["temperature_c"] is None and v["power_w"] is None
     assert v["clients"] == 1 and [e["name"] for e in v["engines"]] == ["compute"]
     assert v["processes"][0]["pid"] == 102 and v["processes"][0]["jobs_completed"] is None
+    assert v["processes"][0]["jobs_failed"] is None
     assert set(f) == set(v) and set(f["counters"]) == set(v["counters"])
     assert set(f["processes"][0]) == set(v["processes"][0])
     q = f["queues"]
@@ -427,6 +429,7 @@ if sys.argv[3] == "1":
     p = [p for p in d["processes"] if p["pid"] == 100][0]
     assert p["comm"] == 'lo"a\\d\nx', p["comm"]
     assert val("frac_client_jobs_completed_total", pid="100") == p["jobs_completed"]
+    assert val("frac_client_jobs_failed_total", pid="100") == p["jobs_failed"] == 2
     assert val("frac_client_jobs_completed_total", pid="100", comm=p["comm"], client="7")
     assert val("frac_client_engine_busy_seconds_total", pid="100", engine="queue0") == \
         [e for e in p["engines"] if e["name"] == "queue0"][0]["busy_ns"] / 1e9

@@ -135,8 +135,9 @@ static void test_fdinfo_frac(void)
 	ok(q0 && HAS(q0, FT_ENG_NS) && q0->val[FT_ENG_NS] == 1500000 && HAS(q0, FT_ENG_CAPACITY) &&
 	   q0->val[FT_ENG_CAPACITY] == 1, "frac: queue0 1500000 ns, capacity 1");
 	ok(q3 && q3->val[FT_ENG_NS] == UINT64_MAX, "frac: queue3 UINT64_MAX ns (no overflow)");
-	ok(fi->drv_has == 3 && fi->drv[FT_DRV_FRAC_CONTEXT] == 3 &&
-	   fi->drv[FT_DRV_FRAC_JOBS_COMPLETED] == 96, "frac: frac-context 3, frac-jobs-completed 96");
+	ok(fi->drv_has == 7 && fi->drv[FT_DRV_FRAC_CONTEXT] == 3 &&
+	   fi->drv[FT_DRV_FRAC_JOBS_COMPLETED] == 96 && fi->drv[FT_DRV_FRAC_JOBS_FAILED] == 2,
+	   "frac: frac-context 3, frac-jobs-completed 96, frac-jobs-failed 2");
 	is_u64(fi->nr_regions, 2, "frac: regions");
 	sys = reg(fi, "memory");
 	dev = reg(fi, "devmem");
