@@ -50,3 +50,11 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BPO_PKGS[@]}" >/dev/null
 apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
+
+# prometheus is here for its binary (fractop's exporter test runs its own instance on a
+# loopback port); the package also enables a system service on :9090. If this run installed
+# the package, stop and disable that service again; a prometheus that was already installed
+# is left alone.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+	systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
