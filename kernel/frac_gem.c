@@ -167,6 +167,13 @@ static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 
 	int ret;
 
 	shmem = drm_gem_shmem_create(&fdev->drm, size);
+	/*
+	 * shmem reports a failed inode allocation as -ENOSPC; for BO_CREATE
+	 * that errno means device memory is full: a host BO that could not be
+	 * allocated is -ENOMEM (seen with fail-nth, frac_failnth_test).
+	 */
+	if (PTR_ERR_OR_ZERO(shmem) == -ENOSPC)
+		return ERR_PTR(-ENOMEM);
 	if (IS_ERR(shmem))
 		return ERR_CAST(shmem);
 	bo = to_frac_bo(&shmem->base);

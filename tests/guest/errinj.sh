@@ -5,6 +5,9 @@
 # injection was hit, that the failure reached user space as an error (not a hang, not a
 # crash), and that the device works again afterwards. The group ends with the dmesg check; on
 # the debug kernel the lane also fails on KASAN, lockdep and kmemleak reports (scripts/kcheck).
+# Then frac_failnth_test makes every slab and page allocation of open, BO_CREATE, mmap, PRIME
+# export/import, SUBMIT, WAIT and bind fail in turn (fail-nth), checking errno, state and the
+# device after each.
 # Needs CONFIG_FUNCTION_ERROR_INJECTION + CONFIG_FAIL_FUNCTION (the debug kernel): SKIPs
 # otherwise. Needs fault-injection=on on the device for the reset cases. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
@@ -132,6 +135,7 @@ if [ -e "/sys/kernel/debug/accel/$(guest_bdf)/inject_fault" ] &&
 else
 	guest_result SKIP "reset steps" "no inject_fault (fault-injection=on)"
 fi
+guest_run "frac_failnth_test" "$GUEST_TESTS/frac_failnth_test"
 guest_ok "unload frac.ko" guest_unload_frac
 guest_dmesg_check
 guest_end
