@@ -180,7 +180,8 @@ static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 
 	ret = frac_shmem_map(fdev, bo);
 	if (ret) {
 		drm_gem_object_put(&shmem->base);
-		return ERR_PTR(ret);
+		/* shmem's page accounting (VM_NORESERVE) fails with -ENOSPC too */
+		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
 	}
 	return &shmem->base;
 }
@@ -246,13 +247,22 @@ static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *v
 
 	if (vma->vm_end - vma->vm_start > obj->size)
 		return -EINVAL;
+	/*
+	 * Device memory has no pages to copy on write: a private mapping is
+	 * refused, as drm_gem_shmem and TTM refuse theirs (and
+	 * vmf_insert_pfn_prot() BUGs on a COW VM_PFNMAP mapping).
+	 */
+	if (is_cow_mapping(vma->vm_flags))
+		return -EINVAL;
 	/* The BAR is the device's: once it is unplugged, nothing maps it. */
 	if (!drm_dev_enter(obj->dev, &idx))
 		return -ENODEV;
 	/* drm_gem_mmap() left the fake offset in vm_pgoff: map from the BO start. */
 	vma->vm_pgoff = 0;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_page_prot = pgprot_writecombine(vm_get_page_prot(vma->vm_flags));
+	/* MMIO is never encrypted (what io_remap_pfn_range() added before). */
+	vma->vm_page_prot =
+		pgprot_decrypted(pgprot_writecombine(vm_get_page_prot(vma->vm_flags)));
 	drm_dev_exit(idx);
 	return 0;
 }

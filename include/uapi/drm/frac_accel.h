@@ -130,7 +130,8 @@ struct drm_frac_get_param {
  * -E2BIG; this takes a BO of more than 256 MiB with no two pages adjacent.
  * Both can be mmap()ed at the offset BO_INFO returns; host BOs can also be
  * exported as dma-bufs (device BOs: -EOPNOTSUPP). A new BO reads as zeros.
- * Once the device is removed, mmap() fails with -ENODEV and a touch of an
+ * Mappings must be MAP_SHARED: a private mapping fails with -EINVAL. Once
+ * the device is removed, mmap() fails with -ENODEV and a touch of an
  * existing mapping of a device BO raises SIGBUS.
  *
  * Errors: -EINVAL (unknown @flags, @size 0 or over 4 GiB), -ENOSPC (not

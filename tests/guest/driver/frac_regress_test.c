@@ -505,6 +505,47 @@ TEST_F(regress, devmem_bo_handed_out_uncleared)
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
+/*
+ * A private mapping of a BO is refused.
+ *
+ * Regression: once device BOs were mapped at fault time, a MAP_PRIVATE
+ * mmap of one (any user who can open the node; read-only is enough, mmap
+ * sets VM_MAYWRITE) was accepted, and its first touch reached
+ * vmf_insert_pfn_prot()'s BUG_ON for a copy-on-write VM_PFNMAP mapping:
+ * a kernel oops. Device memory has no pages to copy: mmap must fail with
+ * -EINVAL, for a read-only and a writable private mapping, and a host BO's
+ * private mapping is refused the same way (drm_gem_shmem's rule). Found
+ * by review, not by a test: nothing mapped a BO privately.
+ */
+TEST_F(regress, devmem_mmap_private_bug_on)
+{
+	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE };
+	struct frac_bo bo;
+	uint32_t flags[2] = { 0, DRM_FRAC_BO_DEVMEM };
+	size_t f, i;
+
+	for (f = 0; f < 2; f++) {
+		if (flags[f] && !(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+			continue;
+		ASSERT_EQ(0, frac_bo_create(&self->dev, 64 << 10, flags[f], &bo));
+		for (i = 0; i < FRAC_ARRAY_SIZE(prots); i++) {
+			volatile uint8_t *p = mmap(NULL, bo.size, prots[i], MAP_PRIVATE,
+						   self->dev.fd, (off_t)bo.mmap_offset);
+
+			EXPECT_EQ(MAP_FAILED, (void *)p) {
+				TH_LOG("%s BO mapped MAP_PRIVATE (prot %d)",
+				       frac_t_placement(flags[f]), prots[i]);
+				(void)p[0];	/* the oops, on the driver before the fix */
+				munmap((void *)p, bo.size);
+			}
+			if (p == MAP_FAILED)
+				EXPECT_EQ(EINVAL, errno);
+		}
+		frac_bo_destroy(&self->dev, &bo);
+	}
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
 TEST_F(regress, host_bo_handed_out_uncleared)
 {
 	new_bo_reads_zero(_metadata, &self->dev, 0);
