@@ -159,7 +159,7 @@ static ssize_t frac_queue_show_counter(struct kobject *kobj, char *buf, size_t o
 {
 	struct frac_queue *q = container_of(kobj, struct frac_queue_kobj, base)->q;
 
-	return sysfs_emit(buf, "%lld\n", atomic64_read((atomic64_t *)((char *)q + off)));
+	return sysfs_emit(buf, "%llu\n", (u64)atomic64_read((atomic64_t *)((char *)q + off)));
 }
 
 #define FRAC_QUEUE_ATTR(name, field)						\
@@ -199,8 +199,18 @@ static void frac_queue_kobjs_put(void *data)
 	struct frac_device *fdev = data;
 	u32 i;
 
-	for (i = 0; i < fdev->num_queues; i++)
+	/*
+	 * Out of sysfs now, whoever still holds a reference: a delayed
+	 * release (CONFIG_DEBUG_KOBJECT_RELEASE) must not leave a show that
+	 * reaches a freed queue. Then the references go (kobject.rst's
+	 * two-stage delete).
+	 */
+	for (i = 0; i < fdev->num_queues; i++) {
+		if (fdev->queue_kobjs[i] && fdev->queue_kobjs[i]->state_in_sysfs)
+			kobject_del(fdev->queue_kobjs[i]);
 		kobject_put(fdev->queue_kobjs[i]);
+	}
+	kobject_del(fdev->queues_kobj);
 	kobject_put(fdev->queues_kobj);
 }
 
