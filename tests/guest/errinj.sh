@@ -6,7 +6,7 @@
 # crash), and that the device works again afterwards. The group ends with the dmesg check; on
 # the debug kernel the lane also fails on KASAN, lockdep and kmemleak reports (scripts/kcheck).
 # Then frac_failnth_test makes every slab and page allocation of open, BO_CREATE, mmap, PRIME
-# export/import, SUBMIT and WAIT, and 20 of bind's ~11000, fail in turn (fail-nth), checking errno, state and the
+# export/import, SUBMIT and WAIT, and with FRAC_FAILNTH_BIND_SITES set bind's, fail in turn (fail-nth), checking errno, state and the
 # device after each.
 # Needs CONFIG_FUNCTION_ERROR_INJECTION + CONFIG_FAIL_FUNCTION (the debug kernel): SKIPs
 # otherwise. Needs fault-injection=on on the device for the reset cases. Prints TAP.
