@@ -856,11 +856,10 @@ static int memcg_child(struct frac_dev *dev)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (frac_t_write_str(MEMCG_DIR "/cgroup.procs", pid))
 		return 10;
-	ret = frac_bo_create(dev, 64 << 20, 0, &bo);
-	if (!ret)
-		return 11;		/* 64 MiB past a 32 MiB limit */
-	if (ret != -ENOMEM)
-		return 12;
+	/*
+	 * The 8 MiB first, far below the limit: next to it, charging would
+	 * reclaim the cgroup's other pages and memory.current move by less.
+	 */
 	before = memcg_current();
 	if (frac_bo_create(dev, 8 << 20, 0, &bo))
 		return 13;
@@ -868,6 +867,11 @@ static int memcg_child(struct frac_dev *dev)
 	frac_bo_destroy(dev, &bo);
 	if (before < 0 || after - before < (8 << 20))
 		return 14;		/* not charged here */
+	ret = frac_bo_create(dev, 64 << 20, 0, &bo);
+	if (!ret)
+		return 11;		/* 64 MiB past a 32 MiB limit */
+	if (ret != -ENOMEM)
+		return 12;
 	return 0;
 }
 
