@@ -6,17 +6,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib/frac-guest.bash"
 
 guest_begin
-params=()
-if [ -d /sys/module/frac ]; then
-	for p in job_timeout_ms dbg_mask; do
-		params+=("$p=$(cat /sys/module/frac/parameters/$p)")
-	done
-fi
+guest_save_frac
 guest_run fractop-prometheus "$GUEST_REPO/tools/fractop/tests/guest-prometheus.sh"
-if [ ${#params[@]} -gt 0 ]; then
-	guest_ok "frac.ko loaded as found (${params[*]})" guest_load_frac "${params[@]}"
-else
-	guest_ok "frac.ko not loaded, as found" guest_unload_frac
-fi
+guest_restore_frac
 guest_dmesg_check
 guest_end

@@ -74,6 +74,25 @@ guest_load_frac() { # guest_load_frac [param=value...]
 }
 
 # Is there a FRAC-1 on the PCI bus? (The tests skip when not.)
+# Note how frac.ko is loaded (job_timeout_ms, dbg_mask), or that it is not, for a runner whose
+# tests unload it; guest_restore_frac then puts it back that way.
+guest_save_frac() {
+	GUEST_FRAC_PARAMS=()
+	[ -d /sys/module/frac ] || return 0
+	local p
+	for p in job_timeout_ms dbg_mask; do
+		GUEST_FRAC_PARAMS+=("$p=$(cat /sys/module/frac/parameters/$p)")
+	done
+}
+guest_restore_frac() {
+	if [ ${#GUEST_FRAC_PARAMS[@]} -gt 0 ]; then
+		guest_ok "frac.ko loaded as found (${GUEST_FRAC_PARAMS[*]})" guest_load_frac \
+			"${GUEST_FRAC_PARAMS[@]}"
+	else
+		guest_ok "frac.ko not loaded, as found" guest_unload_frac
+	fi
+}
+
 guest_have_device() {
 	grep -qs '^0x1234$' /sys/bus/pci/devices/*/vendor &&
 		grep -qs '^0xfac1$' /sys/bus/pci/devices/*/device
