@@ -22,6 +22,12 @@
  * (one queue only: waiting for the last job waits for them all, a queue
  * runs its jobs in order); such jobs have job 0 and no status of their own.
  *
+ * SIGINT or SIGTERM ends the run early and cleanly: no job is submitted after
+ * it, the jobs in flight are waited for, and the summary (exit status
+ * included) covers the jobs actually submitted; "stopped" says so. A test can
+ * thus run a workload for as long as it needs one and still know exactly
+ * what ran. With -U the next job, with an id, is the last.
+ *
  * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-U] [-j]
  *   QUEUES  comma-separated queue numbers (default 0)
  *   OPS     comma-separated ops: nop, copy, fill, crc32c, gemm, timestamp (default copy)
@@ -31,6 +37,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +117,14 @@ struct job_rec {
 	unsigned long long submit_ns, done_ns, dev_ns;
 };
 
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 static unsigned long long mono_ns(void)
 {
 	struct timespec ts;
@@ -144,7 +159,8 @@ int main(int argc, char **argv)
 	bool polled = false;
 	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
 	unsigned long i, head = 0, tail = 0;
-	bool json = false, need_gemm = false, need_buf = false, noid = false;
+	bool json = false, need_gemm = false, need_buf = false, noid = false, stopped = false;
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
 	unsigned long nnoid = 0;
 	struct job_rec *recs = NULL;
 	struct frac_dev dev;
@@ -229,11 +245,22 @@ int main(int argc, char **argv)
 	recs = calloc(njobs, sizeof(*recs));
 	if (!recs)
 		goto nomem;
+	/* SA_RESTART: a WAIT in progress goes on; the loop sees the flag next. */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
+		fprintf(stderr, "fracload: sigaction: %s\n", strerror(errno));
+		return 1;
+	}
 	for (i = 0; i < njobs || tail < head; ) {
 		struct frac_job_result res;
 		struct frac_cmdlist cl;
 		unsigned int q, op;
 
+		if (stop_requested && !stopped) {
+			stopped = true;
+			if (i < njobs)
+				njobs = noid ? i + 1 : i;
+		}
 		if (i < njobs && head - tail < depth) {
 			q = queues[i % nq];
 			op = ops[(i / nq) % nops];
@@ -339,8 +366,8 @@ int main(int argc, char **argv)
 
 		printf("{\"schema_version\":2,\"pid\":%d,\"jobs\":%lu,\"noid_jobs\":%lu,"
 		       "\"failed\":%d,\"inflight_after_submit\":%lu,\"host_bos\":%d,"
-		       "\"host_bo_bytes\":%llu,\"queues\":{", getpid(), njobs, nnoid, failed,
-		       inflight_after_submit, nbos, bo_bytes);
+		       "\"host_bo_bytes\":%llu,\"stopped\":%s,\"queues\":{", getpid(), njobs, nnoid,
+		       failed, inflight_after_submit, nbos, bo_bytes, stopped ? "true" : "false");
 		for (i = 0; i < MAX_QUEUES; i++) {
 			if (per_queue[i]) {
 				printf("%s\"%lu\":%lu", sep, i, per_queue[i]);
@@ -379,7 +406,8 @@ int main(int argc, char **argv)
 		printf("]}\n");
 	} else {
 		printf("fracload: %lu jobs on %d queue(s), %d op(s), %d failed; %d host BOs, "
-		       "%llu bytes\n", njobs, nq, nops, failed, nbos, bo_bytes);
+		       "%llu bytes%s\n", njobs, nq, nops, failed, nbos, bo_bytes,
+		       stopped ? "; stopped by a signal" : "");
 	}
 	free(recs);
 	return failed ? 1 : 0;
