@@ -212,6 +212,12 @@ struct frac_bo {
 	u32 nsegs;
 	/* Device BOs */
 	struct drm_mm_node node;
+	/*
+	 * What the BO's mappings show once the device is gone: one zeroed
+	 * page, set once (cmpxchg) by the first fault after the unplug and
+	 * freed with the BO (its VMAs hold a reference, so none maps it then).
+	 */
+	struct page *dummy;
 };
 
 static inline struct frac_device *to_frac_device(struct drm_device *dev)

@@ -197,6 +197,8 @@ static void frac_devmem_free(struct drm_gem_object *obj)
 	if (drm_mm_node_allocated(&bo->node))
 		drm_mm_remove_node(&bo->node);
 	mutex_unlock(&fdev->devmem_lock);
+	if (bo->dummy)
+		__free_page(bo->dummy);
 	drm_gem_free_mmap_offset(obj);
 	drm_gem_object_release(obj);
 	kfree(bo);
@@ -207,10 +209,50 @@ static void frac_devmem_free(struct drm_gem_object *obj)
  * never at mmap(): mmap_region() links the VMA into the file's mapping only
  * after ->mmap returns, so PTEs written there could escape the zap of
  * drm_dev_unplug() (its unmap_mapping_range() runs once the SRCU grace
- * period is over, and finds only linked VMAs). A fault after the unplug gets
- * SIGBUS, as a fault on a zapped range would.
+ * period is over, and finds only linked VMAs).
+ *
+ * Once the device is gone, a fault maps the BO's dummy page instead, as TTM
+ * does (ttm_bo_vm_dummy_page()): Documentation/gpu/drm-uapi.rst wants reads
+ * and writes of a mapping to keep completing, with undefined results, and
+ * SIGBUS ruled out. The page is the BO's own, so what one mapping writes
+ * there only the BO's other mappings (its own client's) can read.
  */
 #define FRAC_DEVMEM_PREFAULT	16UL	/* pages per fault, as TTM's TTM_BO_VM_NUM_PREFAULT */
+
+static vm_fault_t frac_devmem_fault_dummy(struct vm_fault *vmf, struct frac_bo *bo,
+					  unsigned long npages)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address, pfn, i;
+	struct page *page = READ_ONCE(bo->dummy);
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+
+	if (!page) {
+		struct page *old;
+
+		/* Charged to the faulting task's memory cgroup, as a host BO is. */
+		page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!page)
+			return VM_FAULT_OOM;
+		old = cmpxchg(&bo->dummy, NULL, page);
+		if (old) {
+			__free_page(page);
+			page = old;
+		}
+	}
+	pfn = page_to_pfn(page);
+	/* System memory: the VMA's cache mode and encryption are the BAR's, not its. */
+	for (i = 0; i < npages; i++, addr += PAGE_SIZE) {
+		vm_fault_t r = vmf_insert_pfn_prot(vma, addr, pfn,
+						   vm_get_page_prot(vma->vm_flags));
+
+		if (!i)
+			ret = r;
+		if (r & VM_FAULT_ERROR)
+			break;
+	}
+	return ret;
+}
 
 static vm_fault_t frac_devmem_fault(struct vm_fault *vmf)
 {
@@ -223,11 +265,11 @@ static vm_fault_t frac_devmem_fault(struct vm_fault *vmf)
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 	int idx;
 
-	if (!drm_dev_enter(obj->dev, &idx))
-		return VM_FAULT_SIGBUS;
-	pfn = ((fdev->devmem_base + bo->node.start) >> PAGE_SHIFT) + pgoff;
 	npages = min3(FRAC_DEVMEM_PREFAULT, (obj->size >> PAGE_SHIFT) - pgoff,
 		      (vma->vm_end - addr) >> PAGE_SHIFT);
+	if (!drm_dev_enter(obj->dev, &idx))
+		return frac_devmem_fault_dummy(vmf, bo, npages);
+	pfn = ((fdev->devmem_base + bo->node.start) >> PAGE_SHIFT) + pgoff;
 	for (i = 0; i < npages; i++, addr += PAGE_SIZE) {
 		vm_fault_t r = vmf_insert_pfn_prot(vma, addr, pfn + i, vma->vm_page_prot);
 
@@ -243,8 +285,6 @@ static vm_fault_t frac_devmem_fault(struct vm_fault *vmf)
 
 static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
-	int idx;
-
 	if (vma->vm_end - vma->vm_start > obj->size)
 		return -EINVAL;
 	/*
@@ -254,16 +294,17 @@ static int frac_devmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *v
 	 */
 	if (is_cow_mapping(vma->vm_flags))
 		return -EINVAL;
-	/* The BAR is the device's: once it is unplugged, nothing maps it. */
-	if (!drm_dev_enter(obj->dev, &idx))
-		return -ENODEV;
+	/*
+	 * Nothing here touches the device. drm_gem_mmap() refuses a mapping
+	 * once the device is unplugged (-ENODEV); one that passed its check
+	 * just before gets the dummy page at its first fault.
+	 */
 	/* drm_gem_mmap() left the fake offset in vm_pgoff: map from the BO start. */
 	vma->vm_pgoff = 0;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	/* MMIO is never encrypted (what io_remap_pfn_range() added before). */
 	vma->vm_page_prot =
 		pgprot_decrypted(pgprot_writecombine(vm_get_page_prot(vma->vm_flags)));
-	drm_dev_exit(idx);
 	return 0;
 }
 

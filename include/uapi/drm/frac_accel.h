@@ -131,8 +131,11 @@ struct drm_frac_get_param {
  * Both can be mmap()ed at the offset BO_INFO returns; host BOs can also be
  * exported as dma-bufs (device BOs: -EOPNOTSUPP). A new BO reads as zeros.
  * Mappings must be MAP_SHARED: a private mapping fails with -EINVAL. Once
- * the device is removed, mmap() fails with -ENODEV and a touch of an
- * existing mapping of a device BO raises SIGBUS.
+ * the device is removed, mmap() of the device file fails with -ENODEV (the
+ * DRM core's check; an exported host BO's dma-buf still maps), and reads
+ * and writes of existing mappings complete without a signal, as
+ * Documentation/gpu/drm-uapi.rst requires: a host BO's still reach its
+ * pages; what a device BO's read is undefined.
  *
  * Errors: -EINVAL (unknown @flags, @size 0 or over 4 GiB), -ENOSPC (not
  * enough device memory), -E2BIG (see above), -ENOMEM.
