@@ -53,22 +53,30 @@ fuzz: qemu kernel lib tests/guest/fuzz
 # Every test target records TAP under $(RESULTS)/ and keeps going; `summary` decides.
 # The build is a test too (build.tap): a component that fails to build is reported, and the
 # tests still run with what did build.
+# lane NAME: run `make NAME KEEP_GOING=1` and append its wall time to $(RESULTS)/lane-times.txt,
+# which the summary prints (README and tests/guest/README.md quote these).
+lane = s=$$(date +%s); $(MAKE) $(1) KEEP_GOING=1; \
+	echo "$(1) $$(( $$(date +%s) - s ))" >> $(RESULTS)/lane-times.txt
 test: deps
-	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
+	@rm -rf $(RESULTS); mkdir -p $(RESULTS); date +%s > $(RESULTS)/.test-start
 	@echo "== build"
+	@date +%s > $(RESULTS)/.build-start
 	@n=0; t=$(RESULTS)/build.tap; echo "1..$(words qemu $(SUBDIRS))" > $$t; \
 	for c in qemu $(SUBDIRS); do n=$$((n + 1)); \
 		if $(MAKE) $$c > $(RESULTS)/build-$${c//\//-}.log 2>&1; then echo "ok $$n - build $$c"; \
 		else echo "not ok $$n - build $$c (log: $(RESULTS)/build-$${c//\//-}.log)"; \
 			tail -n 15 $(RESULTS)/build-$${c//\//-}.log | sed 's/^/# /'; fi; \
 	done | tee -a $$t
-	@$(MAKE) test-kernel KEEP_GOING=1
-	@$(MAKE) test-host KEEP_GOING=1
-	@$(MAKE) test-emulator KEEP_GOING=1
-	@$(MAKE) test-guest KEEP_GOING=1
-	@$(MAKE) test-debug KEEP_GOING=1
-	@$(MAKE) test-iommu KEEP_GOING=1
+	@echo "build $$(( $$(date +%s) - $$(cat $(RESULTS)/.build-start) ))" >> $(RESULTS)/lane-times.txt
+	@$(call lane,test-kernel)
+	@$(call lane,test-host)
+	@$(call lane,test-emulator)
+	@$(call lane,test-guest)
+	@$(call lane,test-debug)
+	@$(call lane,test-iommu)
 	@echo "== summary"
+	@echo "wall time per lane (s): $$(tr '\n' ' ' < $(RESULTS)/lane-times.txt)total $$(( \
+		$$(date +%s) - $$(cat $(RESULTS)/.test-start) ))"
 	@scripts/tap-summary $(TAP_DIRS)
 
 # W=1, sparse and checkpatch --strict on frac.ko
