@@ -14,7 +14,7 @@ SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tool
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run bench fuzz test test-kernel test-host test-emulator test-guest \
+.PHONY: all qemu subdirs $(SUBDIRS) deps run bench fuzz test test-kernel test-host test-regress test-emulator test-guest \
 	test-debug test-iommu debug-kernel summary clean
 
 all: qemu subdirs
@@ -70,6 +70,7 @@ test: deps
 	@echo "build $$(( $$(date +%s) - $$(cat $(RESULTS)/.build-start) ))" >> $(RESULTS)/lane-times.txt
 	@$(call lane,test-kernel)
 	@$(call lane,test-host)
+	@$(call lane,test-regress)
 	@$(call lane,test-emulator)
 	@$(call lane,test-guest)
 	@$(call lane,test-debug)
@@ -94,6 +95,15 @@ test-host:
 	@echo "== host tests (tools/fractop)"
 	@rc=0; { $(MAKE) -C tools/fractop -s >/dev/null && tools/fractop/tests/run.sh; } 2>&1 | \
 		tee $(RESULTS)/host-fractop.tap || rc=$${PIPESTATUS[0]}; [ -n "$(KEEP_GOING)" ] || exit $$rc
+
+# Host tests of tools/regress (fracregress): change points on synthetic series, A/A and A/B
+# verdicts, stage attribution, the store on SQLite and on a PostgreSQL server the test starts
+# and stops, the HTML report rendered by headless chromium. About 1 minute on 2 cores.
+test-regress:
+	@mkdir -p $(RESULTS)
+	@echo "== host tests (tools/regress)"
+	@rc=0; tools/regress/tests/run.py 2>&1 | tee $(RESULTS)/host-regress.tap || \
+		rc=$${PIPESTATUS[0]}; [ -n "$(KEEP_GOING)" ] || exit $$rc
 
 test-emulator: qemu
 	@mkdir -p $(RESULTS)
