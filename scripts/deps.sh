@@ -16,7 +16,9 @@ PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev py
       bzip2 xz-utils seabios qemu-system-data ccache pciutils cpio kmod fio sparse
       libcap-ng-dev libattr1-dev clang llvm libzstd-dev bpftrace trace-cmd
       flex bison bc libssl-dev pahole    # these five: scripts/build-debug-kernel.sh
-      libncurses-dev tmux prometheus)    # tools/fractop: build; its guest test; the exporter's
+      libncurses-dev tmux prometheus     # tools/fractop: build; its guest test; the exporter's
+      python3-numpy python3-scipy python3-matplotlib python3-psycopg2 sqlite3 # tools/regress;
+      postgresql chromium)               # its store on PostgreSQL, its HTML report rendered
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -57,4 +59,9 @@ apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
 # is left alone.
 if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
 	systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
+# postgresql likewise: tools/regress's test runs its own server (initdb + pg_ctl in a temp
+# dir); the package's cluster service is stopped and disabled if this run installed it.
+if [[ " ${missing[*]} " == *" postgresql "* ]] && [ -d /run/systemd/system ]; then
+	systemctl disable --now postgresql.service >/dev/null 2>&1 || true
 fi
