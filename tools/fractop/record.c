@@ -182,7 +182,7 @@ int ft_record_open(struct ft_recorder *r, const char *path, const struct ft_reco
 /* One line per sample, flushed, so that a record cut short loses at most its last line. */
 int ft_record_sample(struct ft_recorder *r, const struct ft_snapshot *s)
 {
-	if (!r->f)
+	if (!r || !r->f)	/* the screen without -w passes none */
 		return 0;
 	ft_record_write_sample(r->f, s);
 	return fflush(r->f) || ferror(r->f) ? -(errno ? errno : EIO) : 0;
