@@ -224,6 +224,48 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	frac_close(&other);
 }
 
+/*
+ * fdinfo's drm-active-memory counts the BOs of jobs that have not ended: a
+ * job on a hung queue holds its BO active until the timeout ends it, and then
+ * nothing is active. The check is made only if the job was seen pending
+ * after the fdinfo read (it cannot end before the timeout, but a descheduled
+ * test could read later than that); the log says if it was not.
+ */
+TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
+{
+	const uint32_t hq = 1;
+	struct frac_job_result r;
+	struct frac_dev other;
+	struct frac_bo bo;
+	uint64_t active = 0, after = ~0ull;
+	uint32_t id;
+	int ret;
+
+	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &bo));
+	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
+	EXPECT_EQ(0ull, active) TH_LOG("active before any job");
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+	id = victim_job(_metadata, self, &other, &bo, hq, 0, 0);
+	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
+	ret = frac_wait(&other, id, 0, &r);
+	if (ret == -ETIME) {
+		EXPECT_EQ(bo.size, active) TH_LOG("the hung job's BO in drm-active-memory");
+		ASSERT_EQ(0, frac_wait(&other, id, self->wait_ns, &r));
+	} else {
+		TH_LOG("the job ended (%d, status %d) before the fdinfo read was checked: "
+		       "drm-active-memory %llu not compared", ret, r.status,
+		       (unsigned long long)active);
+		EXPECT_EQ(0, ret);
+	}
+	EXPECT_EQ(-ETIMEDOUT, r.status);
+	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &after));
+	EXPECT_EQ(0ull, after) TH_LOG("active after the job ended");
+	frac_bo_destroy(&other, &bo);
+	frac_close(&other);
+	all_queues_work(_metadata, self);
+}
+
 /* tools/frac-coredump of this tree: we are tests/guest/driver/frac_fault_test. */
 static const char *coredump_tool(void)
 {
