@@ -43,7 +43,9 @@ CP_TOLERANCE = 2            # change point index, +- points
 CP_FALSE_ALARM_RATE = 0.07  # series of 100 noise points with any change point (measured:
                             # 4.7% of 1000 series, 8.3% of 300 series of 200 points)
 CP_SPURIOUS_SERIES = 3      # of the 20 known-change series, at most this many with an extra
-AA_DIFFERENT_RATE = 0.03    # A/A comparisons called DIFFERENT (p <= 0.01 on min of 2 tests)
+AA_DIFFERENT_RATE = 0.02    # A/A single-shot comparisons called DIFFERENT (p <= 0.01 on the
+                            # min of two tests; measured 0.6% of 500)
+AA_SEQ_DIFFERENT_RATE = 0.05  # A/A sequential (up to 6 looks; measured 3.25% of 400)
 
 results = []
 T = tempfile.mkdtemp(prefix="fracregress-test-")
@@ -188,7 +190,7 @@ def t_aa_single():
 
 
 @test(f"A/A: 100 sequential comparisons (10 slices, +10 while UNKNOWN, cap 60): DIFFERENT "
-      f"<= {AA_DIFFERENT_RATE:.0%}, the rest SAME or UNKNOWN at the cap")
+      f"<= {AA_SEQ_DIFFERENT_RATE:.0%}, the rest SAME or UNKNOWN at the cap")
 def t_aa_sequential():
     rng = np.random.default_rng(43)
     counts = {verdict.DIFFERENT: 0, verdict.SAME: 0, verdict.UNKNOWN: 0}
@@ -204,7 +206,7 @@ def t_aa_sequential():
         assert v != verdict.UNKNOWN or len(a) >= 60
     diag(f"A/A sequential over 100 trials: {counts}, regressions {regress}, slices per side "
          f"median {int(np.median(sizes))}, max {max(sizes)}")
-    assert counts[verdict.DIFFERENT] <= 100 * AA_DIFFERENT_RATE, counts
+    assert counts[verdict.DIFFERENT] <= 100 * AA_SEQ_DIFFERENT_RATE, counts
 
 
 @test("A/B: a 20% slowdown with 10% noise, 20 slices: DIFFERENT and a regression in >= 95% of "
@@ -240,8 +242,8 @@ def t_bootstrap():
     assert cover >= 85, cover
 
 
-@test("high threshold: falls with the sample count and with the effect size; SAME is "
-      "reachable for A/A at 40 slices")
+@test("high threshold: falls with the sample count and with the effect size; below 0.05 at "
+      "30 slices for a 1 IQR effect")
 def t_thresholds():
     h = [verdict.high_threshold(1.0, n) for n in (5, 10, 20, 30)]
     assert h == sorted(h, reverse=True) and h[-1] < 0.05, h
