@@ -94,6 +94,21 @@ def _attr_lines(a):
     return out
 
 
+def lkp_block(rep):
+    """The same rows as the kernel test robot prints its comparisons."""
+    def sd(x):
+        return f"{x:3.0f}%" if x is not None else " n/a"
+    out = [f"{rep['base']['commit'][:12]:>16} {rep['new']['commit'][:12]:>27}",
+           "---------------- ---------------------------",
+           "         %stddev     %change         %stddev",
+           "             \\          |                \\"]
+    for r in rep["rows"]:
+        out.append(f"{_fmt(r['base']):>10} \u00b1{sd(r['base_stddev_pct'])} "
+                   f"{r['change'] * 100:+9.1f}% {_fmt(r['new']):>10} \u00b1{sd(r['new_stddev_pct'])}"
+                   f"  {r['metric']}  {r['verdict']}{'  REGRESSION' if r['regression'] else ''}")
+    return out
+
+
 def markdown(rep):
     b, n, p = rep["base"], rep["new"], rep["params"]
     out = ["# frac regression report", ""]
@@ -125,6 +140,7 @@ def markdown(rep):
                    f"{_fmt(r['base'])} | {_fmt(r['new'])} | {r['change'] * 100:+.1f}% | {sd} | "
                    f"{cis} | {_fmt(r['p'])} | {r['verdict']} ({r['n_base']}/{r['n_new']} "
                    f"slices){mark} |")
+    out += ["", "```"] + lkp_block(rep) + ["```"]
     out += [""] + _attr_lines(rep["attribution"])
     cps = [(m, t) for m, t in rep["trends"].items() if t["change_points"]]
     out += ["", "change points in the history (run ids): " + (

@@ -501,7 +501,7 @@ def cli(*args, db=None):
                           env=dict(os.environ, FRAC_REGRESS_CACHE=verdict.CACHE_PATH))
 
 
-@test("CLI: bad arguments give one line on stderr and exit 2")
+@test("CLI: bad arguments give one line on stderr and exit 2; add stores all files or none")
 def t_cli_errors():
     db = os.path.join(T, "cli-err.db")
     for args in (["compare", "1"], ["compare", "1", "2", "--window", "1"],
@@ -511,6 +511,12 @@ def t_cli_errors():
         p = cli(*args, db=db) if args[0] != "--db" else cli(*args)
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 2 and len(lines) == 1, f"{args}: rc {p.returncode}, {p.stderr!r}"
+    # add is all or none: a bad file after a good one stores neither
+    good = os.path.join(T, "good.json")
+    json.dump(synth_run(np.random.default_rng(2), "e" * 40, "2026-12-01T00:00:00Z"),
+              open(good, "w"))
+    p = cli("add", good, os.path.join(T, "missing.json"), db=db)
+    assert p.returncode == 2 and cli("list", db=db).stdout == "", p.stderr
 
 
 def make_history(db, n=12, regress_at=8, factor=1.25, stage="end_irq"):
