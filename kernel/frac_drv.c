@@ -187,9 +187,10 @@ static void frac_postclose(struct drm_device *dev, struct drm_file *file)
 /*
  * Per-region memory of the file's BOs, in the keys of drm-usage-stats.rst:
  * "memory" (the region name it reserves for system memory: shmem pages) and
- * "devmem" (BAR2). A BO is active while a job that uses it has not ended
- * (an unsignalled fence in its reservation object), as drm_show_memory_stats()
- * counts it.
+ * "devmem" (BAR2). A BO is shared when another handle or a dma-buf refers
+ * to it (drm_gem_object_is_shared_for_memory_stats()); it is active while a
+ * job that uses it has not ended (an unsignalled fence in its reservation
+ * object), as drm_show_memory_stats() counts them.
  */
 static void frac_show_memory(struct drm_printer *p, struct drm_file *file)
 {
@@ -202,7 +203,7 @@ static void frac_show_memory(struct drm_printer *p, struct drm_file *file)
 	idr_for_each_entry(&file->object_idr, obj, id) {
 		struct drm_memory_stats *st = &stats[frac_bo_is_devmem(obj)];
 
-		if (obj->handle_count > 1)
+		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			st->shared += obj->size;
 		else
 			st->private += obj->size;

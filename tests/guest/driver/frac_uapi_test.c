@@ -730,6 +730,7 @@ TEST_F(uapi, prime_export_host)
 	struct frac_cmdlist cl;
 	struct frac_dev other;
 	struct frac_bo bo, imported;
+	uint64_t shared0 = 0, shared1 = 0;
 	uint8_t *data;
 	void *map;
 
@@ -738,6 +739,7 @@ TEST_F(uapi, prime_export_host)
 	frac_fill_random(data, size, 7);
 	ASSERT_EQ(0, frac_t_bo(&self->dev, size, 0, &bo));
 	frac_t_write(&bo, 0, data, size);
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-shared-memory", &shared0));
 
 	frac_poison(&p, sizeof(p));
 	p.handle = bo.handle;
@@ -745,6 +747,9 @@ TEST_F(uapi, prime_export_host)
 	ASSERT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
 	ASSERT_GE(p.fd, 0);
 	EXPECT_EQ((off_t)size, lseek(p.fd, 0, SEEK_END));
+	/* Exported, it counts as shared (drm_gem_object_is_shared_for_memory_stats()). */
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-shared-memory", &shared1));
+	EXPECT_EQ(shared0 + size, shared1) TH_LOG("an exported BO in drm-shared-memory");
 
 	/* The dma-buf maps to the same pages. */
 	map = mmap(NULL, size, PROT_READ, MAP_SHARED, p.fd, 0);
