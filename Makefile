@@ -28,6 +28,8 @@ $(SUBDIRS):
 	@$(MAKE) -C $@ $(if $(V),,-s) >/dev/null
 tests/guest/driver: lib
 tests/guest/fuzz: lib
+# fractop builds fraclat's skeleton through bpf/'s Makefile: not both at once under -j
+tools/fractop: bpf
 
 deps:
 	@scripts/deps.sh

@@ -19,13 +19,14 @@
 
 #include "fractop.h"
 
-const char *argp_program_version = "fractop 0.1 (schema 1)";
+const char *argp_program_version = "fractop 0.2 (schema 2)";
 
 static const char doc[] =
 "fractop: a live monitor of accel devices (/dev/accel/accel*).\n"
-"Device counters from sysfs and hwmon; per-process engine use and memory from fdinfo.\n"
+"Device counters from sysfs and hwmon; per-process engine use and memory from fdinfo;\n"
+"per-queue job latency from the frac tracepoints (BPF: CAP_BPF+CAP_PERFMON).\n"
 "\n"
-"USAGE: fractop [-d SECONDS] [-D DEVICE] [-n COUNT] [-w FILE]\n"
+"USAGE: fractop [-d SECONDS] [-D DEVICE] [-n COUNT] [-w FILE] [--no-bpf]\n"
 "               [-J | -c | --listen ADDR:PORT]\n"
 "       fractop -r FILE [-J | -c] [-n COUNT] [-d SECONDS]\n"
 "\v"
@@ -39,7 +40,7 @@ static const char doc[] =
 "    fractop -r s.rec -J     # the JSON lines the recorded run would have printed\n"
 "    fractop --listen 127.0.0.1:9464   # Prometheus metrics at /metrics\n";
 
-enum { OPT_SYSROOT = 0x100, OPT_USAGE, OPT_LISTEN };
+enum { OPT_SYSROOT = 0x100, OPT_USAGE, OPT_LISTEN, OPT_NO_BPF, OPT_NO_BTF };
 
 static const struct argp_option opts[] = {
 	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; 0.05 to 3600)", 0 },
@@ -51,6 +52,8 @@ static const struct argp_option opts[] = {
 	{ "read", 'r', "FILE", 0, "Replay FILE (from -w) instead of reading the system", 0 },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0,
 	  "Serve Prometheus metrics on http://ADDR:PORT/metrics (no screen)", 0 },
+	{ "no-bpf", OPT_NO_BPF, NULL, 0, "No BPF latency source (no latency pane or histograms)", 0 },
+	{ "no-btf", OPT_NO_BTF, NULL, 0, "Latency source: attach with raw_tp even if tp_btf works", 0 },
 	{ "help", '?', NULL, 0, "Give this help list", -1 },
 	{ NULL, 'h', NULL, OPTION_ALIAS, NULL, -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
@@ -143,6 +146,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SYSROOT:
 		a->cfg.sysroot = arg;
 		break;
+	case OPT_NO_BPF:
+		a->cfg.no_bpf = true;
+		break;
+	case OPT_NO_BTF:
+		a->cfg.no_btf = true;
+		break;
 	case OPT_LISTEN: {
 		char host[256], port[16];
 
@@ -163,6 +172,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			bad_arg("%s: -D does not apply to a replay (it shows what was recorded)", "-r -D");
 		if (a->listen && (a->json || a->csv || a->replay))
 			bad_arg("%s: --listen serves metrics; not with -J, -c or -r", "--listen");
+		if (a->replay && (a->cfg.no_bpf || a->cfg.no_btf))
+			bad_arg("%s: --no-bpf/--no-btf do not apply to a replay", "-r");
 		if (a->replay && a->cfg.sysroot[0])
 			bad_arg("%s: --sysroot does not apply to a replay", "-r --sysroot");
 		break;
@@ -344,6 +355,8 @@ static int replay_main(const struct args *a)
 		srcs[i].ops = &names[i];
 		srcs[i].active = rp.hdr.sources[i].active;
 		snprintf(srcs[i].why, sizeof(srcs[i].why), "%s", rp.hdr.sources[i].why);
+		if (!strcmp(names[i].name, "latency"))
+			ft_lat_note = srcs[i].why;
 	}
 	ft_model_init(&m);
 	if (a->json || a->csv) {
@@ -378,6 +391,7 @@ int main(int argc, char **argv)
 		{ .ops = &ft_fdinfo_source },
 		{ .ops = &ft_debugfs_source },
 		{ .ops = &ft_irq_source },
+		{ .ops = &ft_latency_source },
 	};
 	const unsigned int nr = sizeof(srcs) / sizeof(srcs[0]);
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -413,6 +427,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fractop: sysfs: %s\n", srcs[0].why);
 		return 1;
 	}
+	ft_lat_note = srcs[nr - 1].why;
 	if (a.record) {
 		struct ft_record_header h = {
 			.version = FT_RECORD_VERSION, .created = wall_now(), .delay_s = a.delay_s,

@@ -3,7 +3,7 @@
  * Copyright (c) 2026 The frac authors
  *
  * fractop's shared types. The program is three layers that meet only here:
- *  - sources (struct ft_source_ops: sysfs.c, procwalk.c; a BPF latency source has its slot)
+ *  - sources (struct ft_source_ops: sysfs.c, procwalk.c, debugfs.c, irq.c, latency.c)
  *    fill a struct ft_snapshot with raw values, each with a validity bit;
  *  - the model (model.c) turns two snapshots into a struct ft_view of rates and ratios,
  *    each a struct ft_num that is either a value or "not known" (never a made-up 0);
@@ -18,6 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <linux/types.h>
+
+#include "frac_job.h"		/* bpf/: the job stages and struct hist that fraclat uses */
 
 #define FT_NAME_LEN	32	/* engine and region names, driver, pdev */
 #define FT_MAX_ENGINES	32	/* per fd; frac has at most 16 queues (FRAC_MAX_QUEUES) */
@@ -27,7 +30,7 @@
 
 #define FT_ACCEL_MAJOR	261	/* drivers/accel/drm_accel.c: ACCEL_MAJOR */
 
-#define FT_SCHEMA_VERSION 1	/* of the -J and -c output; bump on any change of meaning */
+#define FT_SCHEMA_VERSION 2	/* of the -J and -c output; bump on any change of meaning */
 
 /* A derived number: a value, or not known. */
 struct ft_num {
@@ -174,7 +177,28 @@ struct ft_dev {
 	struct ft_vector vec[FT_MAX_VECTORS];
 	unsigned int nr_vec;
 	bool vectors_ok;
+	/*
+	 * latency.c: per queue and stage (enum frac_stage), the jobs that ended without an
+	 * error since the BPF source attached (cumulative), in bpf/frac_hist.h's struct hist
+	 * (exact count/sum/min/max, log2 slots in ns, the fine slots percentiles come from).
+	 * Valid when lat_ok; lat_nr_queues of them.
+	 */
+	bool lat_ok;
+	unsigned int lat_nr_queues;
+	struct hist lat[FT_MAX_QUEUES][NR_STAGES];
 };
+
+/* The BPF job programs' counters (struct job_stats, summed over CPUs), cumulative. */
+enum ft_lat_stat {
+	FT_LS_UNMATCHED, FT_LS_NOID, FT_LS_HIST_FULL, FT_LS_TABLE_FULL, FT_LS_RECURSION_MISSES,
+	FT_LS_NORUN, FT_LS_NOCOMPLETE, FT_LS_CLAMPED, FT_LS_NOIRQ, FT_LS_NODEV,
+	FT_LS_OK, FT_LS_CANCELLED, FT_LS_TIMEDOUT, FT_LS_EIO, FT_LS_ENODEV, FT_LS_OTHER,
+	FT_LS_NR
+};
+
+extern const char *const ft_lat_stat_names[FT_LS_NR];
+#define FT_LS_FIRST_STATUS	FT_LS_OK	/* from here: measured jobs by how they ended */
+#define FT_LS_NR_LOST		(FT_LS_RECURSION_MISSES + 1)	/* the first ones, minus table_full */
 
 /* One DRM client (struct drm_file), de-duplicated over the fds and processes holding it. */
 struct ft_client {
@@ -197,6 +221,8 @@ struct ft_snapshot {
 	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
 	bool fdinfo_ok;			/* the fdinfo source ran */
 	bool sysfs_ok;			/* the sysfs source ran */
+	bool lat_ok;			/* the BPF latency source ran: lat_stats valid */
+	uint64_t lat_stats[FT_LS_NR];
 };
 
 void ft_snapshot_reset(struct ft_snapshot *s);
@@ -210,6 +236,8 @@ int ft_snapshot_dev_by_minor(const struct ft_snapshot *s, unsigned int minor);
 struct ft_config {
 	const char *sysroot;		/* "" normally; a fixture tree in tests (--sysroot) */
 	int only_minor;			/* -1: all devices */
+	bool no_bpf;			/* --no-bpf: the latency source stays off */
+	bool no_btf;			/* --no-btf: raw_tp even when tp_btf works */
 };
 
 struct ft_source;
@@ -239,11 +267,25 @@ extern const struct ft_source_ops ft_sysfs_source;	/* sysfs.c */
 extern const struct ft_source_ops ft_fdinfo_source;	/* procwalk.c */
 extern const struct ft_source_ops ft_debugfs_source;	/* debugfs.c */
 extern const struct ft_source_ops ft_irq_source;	/* irq.c */
+extern const struct ft_source_ops ft_latency_source;	/* latency.c: BPF, fraclat's object */
+
 /*
- * The BPF latency source (per-queue p50/p99 and log2 histograms from the frac tracepoints,
- * sharing bpf/'s histogram helpers) goes here, after fdinfo; it will add a latency block to
- * struct ft_dev with its own validity bits and a reason when CAP_BPF/CAP_PERFMON are missing.
+ * Why the latency source cannot run, before it tries (pure, for the tests): NULL when it may,
+ * else the line the screen shows ("latency: needs CAP_BPF+CAP_PERFMON").
  */
+const char *ft_latency_denied(bool no_bpf, bool cap_sys_admin, bool cap_bpf, bool cap_perfmon,
+			      bool module_loaded);
+
+/* A percentile of a latency histogram with its bounds (bpf/trace_helpers.c's nearest rank). */
+struct ft_pct {
+	struct ft_num est, low, high;	/* ns; not known when the histogram is empty */
+};
+struct ft_pct ft_lat_percentile(const struct hist *h, double p);
+/* The highest log2 slot in use + 1 (0 when empty). */
+unsigned int ft_lat_slots_used(const struct hist *h);
+char *ft_fmt_lat_pct(char *buf, size_t len, struct ft_pct p);
+/* Prometheus bucket bound of log2 slot @k: its largest value, (2^(k+1) - 1) ns, in seconds. */
+double ft_lat_slot_le_s(unsigned int k);
 
 int ft_sysfs_count_devices(const struct ft_config *cfg, char *why, size_t whylen);
 int ft_parse_debugfs_queues(const char *text, size_t len, struct ft_dev *d);
@@ -321,6 +363,8 @@ struct ft_view {
 	struct ft_view_dev *devs;
 	unsigned int nr_devs;
 	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
+	bool lat_ok;			/* lat_stats valid (the snapshot's) */
+	uint64_t lat_stats[FT_LS_NR];
 };
 
 struct ft_model {
@@ -351,6 +395,9 @@ char *ft_fmt_count(char *buf, size_t len, struct ft_num v);
 enum ft_glyphs { FT_GLYPHS_ASCII, FT_GLYPHS_UTF8 };
 char *ft_sparkline(char *buf, size_t len, const double *vals, unsigned int n,
 		   unsigned int width, double max, enum ft_glyphs g);
+/* A latency histogram's log2 slots as glyphs (lathist.c). */
+char *ft_lat_hist_line(char *buf, size_t len, const struct hist *h, unsigned int first,
+		       unsigned int n, enum ft_glyphs g);
 
 struct ft_col {
 	const char *name;
@@ -364,6 +411,9 @@ int ft_layout_columns(const struct ft_col *cols, int n, int width, int gap, int 
 /* ---- batch writers (output.c) ---- */
 
 void ft_json_string(FILE *f, const char *s);
+/* The latency source's note for -J ("latency: needs CAP_BPF+CAP_PERFMON", "attached with
+ * tp_btf"): set by main from the source, or from a replayed record's header. */
+extern const char *ft_lat_note;
 void ft_write_json(FILE *f, const struct ft_view *v);
 void ft_write_csv_header(FILE *f);
 void ft_write_csv(FILE *f, const struct ft_view *v);
@@ -396,7 +446,7 @@ bool ft_json_num(const struct ft_jval *v, double *out);
 
 /* ---- record and replay (record.c) ---- */
 
-#define FT_RECORD_VERSION	1	/* of the -w file; README.md "Record format" */
+#define FT_RECORD_VERSION	2	/* of the -w file; README.md "Record format" */
 #define FT_RECORD_MAX_SOURCES	8
 
 /* The header line: what recorded, and which sources could run (the screen says why not). */

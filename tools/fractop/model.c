@@ -37,6 +37,8 @@ void ft_snapshot_reset(struct ft_snapshot *s)
 	s->nr_devs = 0;
 	s->nr_clients = 0;
 	s->procs_seen = s->procs_denied = s->fds_seen = s->accel_fds = 0;
+	s->lat_ok = false;
+	memset(s->lat_stats, 0, sizeof(s->lat_stats));
 	s->fdinfo_ok = s->sysfs_ok = false;
 }
 
@@ -537,6 +539,8 @@ int ft_model_update(struct ft_model *m, struct ft_snapshot *snap)
 	nv.procs_denied = snap->procs_denied;
 	nv.fds_seen = snap->fds_seen;
 	nv.accel_fds = snap->accel_fds;
+	nv.lat_ok = snap->lat_ok;
+	memcpy(nv.lat_stats, snap->lat_stats, sizeof(nv.lat_stats));
 	/* Sources need not sort: the next sample finds these by bisection. */
 	qsort(snap->clients, snap->nr_clients, sizeof(*snap->clients), cmp_client);
 	nv.devs = calloc(snap->nr_devs ? snap->nr_devs : 1, sizeof(*nv.devs));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fractop.h"
+#include "trace_helpers.h"
 
 /* A JSON string: quotes, backslash and control characters escaped; bytes >= 0x80 as is. */
 void ft_json_string(FILE *f, const char *s)
@@ -55,6 +56,8 @@ static void json_str_or_null(FILE *f, const char *s)
 	else
 		fputs("null", f);
 }
+
+const char *ft_lat_note;
 
 static void json_num(FILE *f, struct ft_num n)
 {
@@ -116,6 +119,66 @@ static void json_regions(FILE *f, const struct ft_view_region *r, unsigned int n
 }
 
 /*
+ * One latency histogram (struct hist, ns): exact count, sum, min, max; p50 and p99 with the
+ * bounds the nearest-rank sample lies in (bpf/trace_helpers.c's hist_percentile, as fraclat);
+ * "log2_ns": the counts of log2 slots 0.. (slot k: [2^k, 2^(k+1)) ns), up to the last used.
+ * Not known: every value null and log2_ns null; an empty one has count 0, the rest null, [].
+ */
+static void json_pct(FILE *f, const char *name, struct ft_pct p)
+{
+	fprintf(f, ",\"%s_ns\":", name);
+	json_num(f, p.est);
+	fprintf(f, ",\"%s_low_ns\":", name);
+	json_num(f, p.low);
+	fprintf(f, ",\"%s_high_ns\":", name);
+	json_num(f, p.high);
+}
+
+static void json_lat_hist(FILE *f, const struct hist *h)
+{
+	struct ft_pct na = { FT_NUM_NA, FT_NUM_NA, FT_NUM_NA };
+	unsigned int n = h ? ft_lat_slots_used(h) : 0;
+
+	if (!h) {
+		fputs("{\"count\":null,\"sum_ns\":null,\"min_ns\":null,\"max_ns\":null", f);
+	} else {
+		fprintf(f, "{\"count\":%" PRIu64 ",\"sum_ns\":%" PRIu64 ",\"min_ns\":",
+			(uint64_t)h->count, (uint64_t)h->sum);
+		if (h->count)
+			fprintf(f, "%" PRIu64 ",\"max_ns\":%" PRIu64, (uint64_t)h->min,
+				(uint64_t)h->max);
+		else
+			fputs("null,\"max_ns\":null", f);
+	}
+	json_pct(f, "p50", h ? ft_lat_percentile(h, 0.5) : na);
+	json_pct(f, "p99", h ? ft_lat_percentile(h, 0.99) : na);
+	if (!h) {
+		fputs(",\"log2_ns\":null}", f);
+		return;
+	}
+	fputs(",\"log2_ns\":[", f);
+	for (unsigned int k = 0; k < n; k++)
+		fprintf(f, "%s%u", k ? "," : "", h->slots[k]);
+	fputs("]}", f);
+}
+
+/* A queue's "latency": {"total":{..},"submit_run":{..},..} (stage_keys of trace_helpers.c). */
+static void json_lat_queue(FILE *f, const struct ft_dev *d, unsigned int q)
+{
+	bool known = d->lat_ok && q < d->lat_nr_queues;
+
+	fputs(",\"latency\":{", f);
+	for (int k = 0; k < NR_STAGES; k++) {
+		/* total first: the figure most readers want */
+		int s = k == 0 ? STAGE_TOTAL : k - 1;
+
+		fprintf(f, "%s\"%s\":", k ? "," : "", stage_keys[s]);
+		json_lat_hist(f, known ? &d->lat[q][s] : NULL);
+	}
+	fputc('}', f);
+}
+
+/*
  * Per-queue counters (debugfs): a frac device whose debugfs could not be read still lists its
  * num_queues queues, every figure null; a device without queues has [].
  */
@@ -127,6 +190,8 @@ static void json_queues(FILE *f, const struct ft_view_dev *vd)
 
 	if (!known && d->is_frac && (d->has & (1ull << FT_D_NUM_QUEUES)))
 		n = d->val[FT_D_NUM_QUEUES] < FT_MAX_QUEUES ? d->val[FT_D_NUM_QUEUES] : FT_MAX_QUEUES;
+	if (!n && d->lat_ok)
+		n = d->lat_nr_queues;
 	fputs(",\"queues\":[", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%s{\"queue\":%u", i ? "," : "", i);
@@ -141,6 +206,7 @@ static void json_queues(FILE *f, const struct ft_view_dev *vd)
 		json_num(f, known ? vd->queues[i].jobs_per_s : FT_NUM_NA);
 		fputs(",\"jobs_failed_per_s\":", f);
 		json_num(f, known ? vd->queues[i].failed_per_s : FT_NUM_NA);
+		json_lat_queue(f, d, i);
 		fputc('}', f);
 	}
 	fputc(']', f);
@@ -195,6 +261,7 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 	json_num(f, vd->temp_c);
 	fputs(",\"power_w\":", f);
 	json_num(f, vd->power_w);
+	fprintf(f, ",\"latency_ok\":%s", d->lat_ok ? "true" : "false");
 	json_queues(f, vd);
 	json_vectors(f, vd);
 	fprintf(f, ",\"clients\":%u,\"engines\":", vd->nr_clients);
@@ -231,8 +298,18 @@ void ft_write_json(FILE *f, const struct ft_view *v)
 	fprintf(f, "{\"schema_version\":%d,\"timestamp\":%.3f,\"interval_s\":",
 		FT_SCHEMA_VERSION, v->t_wall);
 	json_num(f, v->interval_s);
-	fprintf(f, ",\"procs_seen\":%u,\"procs_denied\":%u,\"devices\":[", v->procs_seen,
-		v->procs_denied);
+	fprintf(f, ",\"procs_seen\":%u,\"procs_denied\":%u", v->procs_seen, v->procs_denied);
+	/* The BPF job programs' counters since attach: what they lost, how jobs ended. */
+	fprintf(f, ",\"latency\":{\"active\":%s,\"note\":", v->lat_ok ? "true" : "false");
+	json_str_or_null(f, ft_lat_note ? ft_lat_note : "");
+	for (int k = 0; k < FT_LS_NR; k++) {
+		fprintf(f, ",\"%s\":", ft_lat_stat_names[k]);
+		if (v->lat_ok)
+			fprintf(f, "%" PRIu64, v->lat_stats[k]);
+		else
+			fputs("null", f);
+	}
+	fputs("},\"devices\":[", f);
 	for (unsigned int i = 0; i < v->nr_devs; i++) {
 		if (i)
 			fputc(',', f);
@@ -275,7 +352,9 @@ void ft_write_csv_header(FILE *f)
 	for (i = 0; i < FT_R_NR; i++)
 		fprintf(f, ",%s", ft_rate_names[i]);
 	fputs(",temperature_c,power_w,clients,processes,engine_busy_pct,memory_total_bytes,"
-	      "queue_jobs_per_s,queue_failed,queue_timeouts,queue_resets,vector_per_s\n", f);
+	      "queue_jobs_per_s,queue_failed,queue_timeouts,queue_resets,vector_per_s,"
+	      "queue_latency_count,queue_latency_p50_ns,queue_latency_p99_ns,"
+	      "queue_latency_log2_ns\n", f);
 }
 
 /*
@@ -340,6 +419,47 @@ static void csv_queue_cell(FILE *f, const struct ft_view_dev *vd, int key, bool 
 	csv_string(f, cell);
 }
 
+/*
+ * Latency of the total stage per queue: "0=1200;1=" (empty: not known, or no job for a
+ * percentile); the histogram as "0=12:3 13:40;1=" (log2 slot:count, the used slots only).
+ */
+enum csv_lat { CSV_LAT_COUNT, CSV_LAT_P50, CSV_LAT_P99, CSV_LAT_LOG2 };
+
+static void csv_lat_cell(FILE *f, const struct ft_dev *d, enum csv_lat what)
+{
+	char cell[FT_MAX_QUEUES * MAX_SLOTS * 16];
+	size_t pos = 0;
+
+	cell[0] = '\0';
+	for (unsigned int i = 0; d->lat_ok && i < d->lat_nr_queues && pos < sizeof(cell); i++) {
+		const struct hist *h = &d->lat[i][STAGE_TOTAL];
+		struct ft_pct p;
+
+		pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%u=", i ? ";" : "", i);
+		if (pos >= sizeof(cell))
+			break;
+		switch (what) {
+		case CSV_LAT_COUNT:
+			pos += snprintf(cell + pos, sizeof(cell) - pos, "%" PRIu64, (uint64_t)h->count);
+			break;
+		case CSV_LAT_P50:
+		case CSV_LAT_P99:
+			p = ft_lat_percentile(h, what == CSV_LAT_P50 ? 0.5 : 0.99);
+			if (p.est.ok)
+				pos += snprintf(cell + pos, sizeof(cell) - pos, "%.10g", p.est.v);
+			break;
+		case CSV_LAT_LOG2:
+			for (unsigned int k = 0, sp = 0; k < MAX_SLOTS && pos < sizeof(cell); k++)
+				if (h->slots[k])
+					pos += snprintf(cell + pos, sizeof(cell) - pos, "%s%u:%u",
+							sp++ ? " " : "", k, h->slots[k]);
+			break;
+		}
+	}
+	fputc(',', f);
+	csv_string(f, cell);
+}
+
 static void csv_vector_cell(FILE *f, const struct ft_view_dev *vd)
 {
 	char cell[FT_MAX_VECTORS * (FT_NAME_LEN + 24)];
@@ -390,6 +510,10 @@ void ft_write_csv(FILE *f, const struct ft_view *v)
 		csv_queue_cell(f, vd, FT_Q_TIMEOUTS, false);
 		csv_queue_cell(f, vd, FT_Q_RESETS, false);
 		csv_vector_cell(f, vd);
+		csv_lat_cell(f, d, CSV_LAT_COUNT);
+		csv_lat_cell(f, d, CSV_LAT_P50);
+		csv_lat_cell(f, d, CSV_LAT_P99);
+		csv_lat_cell(f, d, CSV_LAT_LOG2);
 		fputc('\n', f);
 	}
 }

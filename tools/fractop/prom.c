@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fractop.h"
+#include "trace_helpers.h"
 
 /* A label value: backslash, double quote and newline escaped (the format's only escapes). */
 static void label_value(FILE *f, const char *s)
@@ -404,6 +405,49 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 				dev_label(&pl, d);
 				pl.l[1] = (struct ft_prom_label){ "queue", pl.buf[0] };
 				sample_u64(f, name, pl.l, 2, d->q[j][queue_metrics[k].key]);
+			}
+		}
+	}
+
+	/*
+	 * Job latency (the BPF source): one histogram per device, queue and stage, cumulative
+	 * since fractop attached, of the jobs that ended without an error. The log2 slots' own
+	 * bounds (slot k holds [2^k, 2^(k+1)) ns, so le is (2^(k+1) - 1) ns), the same set on
+	 * every scrape: 1023 ns to about 17 s, the slots below the first summed into it.
+	 */
+	for (i = 0, any = false; i < v->nr_devs; i++)
+		any |= v->devs[i].dev.lat_ok;
+	if (any) {
+		enum { FIRST = 9, LAST = 33, NB = LAST - FIRST + 2 };
+		double le[NB];
+		uint64_t cnt[NB];
+
+		for (k = 0; k < NB - 1; k++)
+			le[k] = ft_lat_slot_le_s(FIRST + k);
+		le[NB - 1] = INFINITY;
+		ft_prom_family(f, "frac_job_latency_seconds", "histogram",
+			       "Job latency per stage (submit to fence signalled, and its parts) of the "
+			       "jobs that ended without an error, since fractop attached (BPF).");
+		for (i = 0; i < v->nr_devs; i++) {
+			const struct ft_dev *d = &v->devs[i].dev;
+
+			if (!d->lat_ok)
+				continue;
+			for (j = 0; j < d->lat_nr_queues; j++) {
+				for (int st = 0; st < NR_STAGES; st++) {
+					const struct hist *h = &d->lat[j][st];
+
+					memset(cnt, 0, sizeof(cnt));
+					for (k = 0; k < MAX_SLOTS; k++)
+						cnt[k <= FIRST ? 0 : k > LAST ? NB - 1 : k - FIRST] +=
+							h->slots[k];
+					snprintf(pl.buf[0], sizeof(pl.buf[0]), "%u", j);
+					dev_label(&pl, d);
+					pl.l[1] = (struct ft_prom_label){ "queue", pl.buf[0] };
+					pl.l[2] = (struct ft_prom_label){ "stage", stage_keys[st] };
+					ft_prom_histogram(f, "frac_job_latency_seconds", pl.l, 3, le, cnt,
+							  NB, h->sum / 1e9, h->count);
+				}
 			}
 		}
 	}

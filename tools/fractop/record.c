@@ -7,9 +7,10 @@
  * model's raw inputs, so that a replay runs the same model over the same inputs and prints
  * the same rates, byte for byte. Times are written with %.17g, which strtod reads back to the
  * same double; counters as integers. A key absent from a sample means its validity bit was
- * clear. Every device has a "histograms" array, empty until the BPF latency source exists
- * (README.md "Record format" gives its shape); a reader of version 1 checks that it is an
- * array and ignores its items.
+ * clear. Every device has "latency_ok" and a "histograms" array: the BPF latency source's
+ * cumulative histograms (struct hist: count, sum, min, max, the log2 slots and the fine
+ * slots percentiles come from, both written sparse), only those with a job in them; a sample
+ * has "lat_stats" when that source ran. Version 2; a reader reads its own version only.
  *
  * The reader is strict: replay opens the whole file and checks every line before it shows
  * anything, so a truncated or damaged record is one error line ("FILE:LINE: what"), never a
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "fractop.h"
+#include "trace_helpers.h"
 
 static const char *const eng_keys[FT_ENG_NR] = {
 	[FT_ENG_NS] = "ns",
@@ -68,6 +70,30 @@ void ft_record_write_header(FILE *f, const struct ft_record_header *h)
 	fputs("]}\n", f);
 }
 
+/* Slots as [[index, count], ...], the used ones only. */
+static void write_sparse(FILE *f, const __u32 *v, unsigned int n)
+{
+	unsigned int k = 0;
+
+	fputc('[', f);
+	for (unsigned int i = 0; i < n; i++)
+		if (v[i])
+			fprintf(f, "%s[%u,%u]", k++ ? "," : "", i, v[i]);
+	fputc(']', f);
+}
+
+static void write_hist(FILE *f, const struct hist *h, unsigned int q, int st, unsigned int nth)
+{
+	fprintf(f, "%s{\"queue\":%u,\"stage\":\"%s\",\"unit\":\"ns\",\"count\":%" PRIu64
+		",\"sum\":%" PRIu64 ",\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"log2\":",
+		nth ? "," : "", q, stage_keys[st], (uint64_t)h->count, (uint64_t)h->sum,
+		(uint64_t)h->min, (uint64_t)h->max);
+	write_sparse(f, h->slots, MAX_SLOTS);
+	fputs(",\"fine\":", f);
+	write_sparse(f, h->fine, FINE_SLOTS);
+	fputc('}', f);
+}
+
 static void write_dev(FILE *f, const struct ft_dev *d)
 {
 	unsigned int i, k;
@@ -95,7 +121,13 @@ static void write_dev(FILE *f, const struct ft_dev *d)
 		ft_json_string(f, d->vec[i].name);
 		fprintf(f, ",\"count\":%" PRIu64 "}", d->vec[i].count);
 	}
-	fputs("],\"histograms\":[]}", f);
+	fprintf(f, "],\"latency_ok\":%s,\"latency_queues\":%u,\"histograms\":[",
+		d->lat_ok ? "true" : "false", d->lat_ok ? d->lat_nr_queues : 0);
+	for (i = 0, k = 0; d->lat_ok && i < d->lat_nr_queues; i++)
+		for (int st = 0; st < NR_STAGES; st++)
+			if (d->lat[i][st].count)
+				write_hist(f, &d->lat[i][st], i, st, k++);
+	fputs("]}", f);
 }
 
 static void write_client(FILE *f, const struct ft_client *c)
@@ -160,7 +192,15 @@ void ft_record_write_sample(FILE *f, const struct ft_snapshot *s)
 			fputc(',', f);
 		write_client(f, &s->clients[i]);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	if (s->lat_ok) {
+		fputs(",\"lat_stats\":{", f);
+		for (i = 0; i < FT_LS_NR; i++)
+			fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", ft_lat_stat_names[i],
+				s->lat_stats[i]);
+		fputc('}', f);
+	}
+	fputs("}\n", f);
 }
 
 int ft_record_open(struct ft_recorder *r, const char *path, const struct ft_record_header *h)
@@ -281,6 +321,71 @@ static int only_keys(struct rd *rd, const struct ft_jval *o, const char *const *
 	return 0;
 }
 
+/* [[index, count], ...] into @v[0..n), indexes increasing. */
+static int read_sparse(struct rd *rd, const struct ft_jval *a, __u32 *v, unsigned int n,
+		       const char *what)
+{
+	uint64_t idx, c, last = 0;
+
+	if (!a || a->type != FT_J_ARR)
+		return bad(rd, "missing or mistyped key", what);
+	for (unsigned int i = 0; i < a->n; i++) {
+		const struct ft_jval *p = &a->items[i];
+
+		if (p->type != FT_J_ARR || p->n != 2 || !ft_json_u64(&p->items[0], &idx) ||
+		    !ft_json_u64(&p->items[1], &c) || idx >= n || c > UINT32_MAX ||
+		    (i && idx <= last))
+			return bad(rd, "bad slot in", what);
+		v[idx] = c;
+		last = idx;
+	}
+	return 0;
+}
+
+/* One histogram of "histograms": its slots must add up to its count. */
+static int read_hist(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
+{
+	static const char *const hk[] = { "queue", "stage", "unit", "count", "sum", "min", "max",
+					  "log2", "fine" };
+	char stage[16], unit[8];
+	unsigned int q, st;
+	uint64_t n1 = 0, n2 = 0;
+	struct hist *h;
+
+	if (o->type != FT_J_OBJ)
+		return bad(rd, "a histogram is not an object", NULL);
+	if (only_keys(rd, o, hk, sizeof(hk) / sizeof(hk[0]), NULL) ||
+	    get_uint(rd, o, "queue", &q) || get_str(rd, o, "stage", stage, sizeof(stage)) ||
+	    get_str(rd, o, "unit", unit, sizeof(unit)))
+		return -EINVAL;
+	for (st = 0; st < NR_STAGES && strcmp(stage, stage_keys[st]); st++)
+		;
+	if (q >= d->lat_nr_queues || st == NR_STAGES || strcmp(unit, "ns"))
+		return bad(rd, "bad histogram", "queue/stage/unit");
+	h = &d->lat[q][st];
+	if (h->count)
+		return bad(rd, "histogram twice:", stage);
+	if (get_u64(rd, o, "count", &n1) || get_u64(rd, o, "sum", &n2))
+		return -EINVAL;
+	h->count = n1;
+	h->sum = n2;
+	if (get_u64(rd, o, "min", &n1) || get_u64(rd, o, "max", &n2))
+		return -EINVAL;
+	h->min = n1;
+	h->max = n2;
+	if (read_sparse(rd, ft_json_get(o, "log2"), h->slots, MAX_SLOTS, "log2") ||
+	    read_sparse(rd, ft_json_get(o, "fine"), h->fine, FINE_SLOTS, "fine"))
+		return -EINVAL;
+	n1 = n2 = 0;
+	for (unsigned int i = 0; i < MAX_SLOTS; i++)
+		n1 += h->slots[i];
+	for (unsigned int i = 0; i < FINE_SLOTS; i++)
+		n2 += h->fine[i];
+	if (!h->count || n1 != h->count || n2 != h->count || h->min > h->max)
+		return bad(rd, "histogram slots do not add up to its count:", stage);
+	return 0;
+}
+
 static int read_dev(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 {
 	const char *dev_names[FT_D_NR];
@@ -299,7 +404,6 @@ static int read_dev(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 	vals = need(rd, o, "values", FT_J_OBJ);
 	qs = need(rd, o, "queues", FT_J_ARR);
 	vs = need(rd, o, "vectors", FT_J_ARR);
-	/* The BPF latency source's slot: an array, not read by version 1. */
 	hs = need(rd, o, "histograms", FT_J_ARR);
 	if (!vals || !qs || !vs || !hs)
 		return -EINVAL;
@@ -341,10 +445,21 @@ static int read_dev(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 			return -EINVAL;
 	}
 	d->nr_vec = vs->n;
+	if (get_bool(rd, o, "latency_ok", &d->lat_ok) ||
+	    get_uint(rd, o, "latency_queues", &d->lat_nr_queues))
+		return -EINVAL;
+	if (d->lat_nr_queues > FT_MAX_QUEUES || (!d->lat_ok && (d->lat_nr_queues || hs->n)))
+		return bad(rd, "bad", "latency_queues");
+	for (i = 0; i < FT_MAX_QUEUES; i++)
+		for (k = 0; k < NR_STAGES; k++)
+			d->lat[i][k].min = ~0ULL;
+	for (i = 0; i < hs->n; i++)
+		if (read_hist(rd, &hs->items[i], d))
+			return -EINVAL;
 	{
 		static const char *const dk[] = { "node", "minor", "driver", "pdev", "is_frac",
 						  "values", "queues", "vectors_ok", "vectors",
-						  "histograms" };
+						  "latency_ok", "latency_queues", "histograms" };
 
 		return only_keys(rd, o, dk, sizeof(dk) / sizeof(dk[0]), NULL);
 	}
@@ -450,7 +565,7 @@ int ft_record_parse_sample(const char *line, size_t len, struct ft_snapshot *s,
 {
 	static const char *const sk[] = { "t_mono", "t_wall", "sysfs_ok", "fdinfo_ok",
 					  "procs_seen", "procs_denied", "fds_seen", "accel_fds",
-					  "devices", "clients" };
+					  "devices", "clients", "lat_stats" };
 	struct rd rd = { err, errlen };
 	const struct ft_jval *o, *devs, *cls;
 	struct ft_json doc;
@@ -485,6 +600,16 @@ int ft_record_parse_sample(const char *line, size_t len, struct ft_snapshot *s,
 	cls = need(&rd, o, "clients", FT_J_ARR);
 	if (!devs || !cls)
 		goto out;
+	if (ft_json_get(o, "lat_stats")) {
+		const struct ft_jval *ls = need(&rd, o, "lat_stats", FT_J_OBJ);
+
+		if (!ls || only_keys(&rd, ls, ft_lat_stat_names, FT_LS_NR, NULL))
+			goto out;
+		for (i = 0; i < FT_LS_NR; i++)
+			if (get_u64(&rd, ls, ft_lat_stat_names[i], &s->lat_stats[i]))
+				goto out;
+		s->lat_ok = true;
+	}
 	for (i = 0; i < devs->n; i++) {
 		struct ft_dev *d = ft_snapshot_add_dev(s);
 

@@ -10,7 +10,7 @@
  *
  * Keys: q quit, h or ? help, space pause, s/S next/previous sort column, r reverse, Tab or
  * d/D next/previous device, Left/Right (or [ ]) select a queue (engine), 1/2/3 the device,
- * history and process panes.
+ * history and process panes, l (or 4) the latency pane.
  */
 
 #include <errno.h>
@@ -40,7 +40,7 @@ struct ui {
 	enum sort_key sort;
 	bool reverse;
 	bool paused, help;
-	bool pane_dev, pane_hist, pane_procs;
+	bool pane_dev, pane_hist, pane_procs, pane_lat;
 	enum ft_glyphs glyphs;
 	bool color;
 	/* Replay (-r): the sample shown, of how many; a seek asked by a key (-1: none). */
@@ -59,6 +59,16 @@ struct ui {
  * on the 2-core host under load.
  */
 #define CKPT_EVERY	128
+
+/* enum frac_stage, as short as a column allows */
+static const char *const stage_names_short[NR_STAGES] = {
+	[STAGE_SUBMIT_RUN] = "submit -> run",
+	[STAGE_RUN_START] = "run -> device start",
+	[STAGE_EXEC] = "device execution",
+	[STAGE_END_IRQ] = "device end -> irq",
+	[STAGE_IRQ_SIGNAL] = "irq -> fence signal",
+	[STAGE_TOTAL] = "total",
+};
 
 static double mono_now(void)
 {
@@ -314,6 +324,99 @@ static int draw_hist(const struct ui *u, const struct ft_view_dev *vd, int y)
 	return y;
 }
 
+/* The latency source's state: the screen's source (live) or the record's header (replay). */
+static const struct ft_source *lat_source(const struct ui *u)
+{
+	for (unsigned int i = 0; i < u->nr_srcs; i++)
+		if (!strcmp(u->srcs[i].ops->name, "latency"))
+			return &u->srcs[i];
+	return NULL;
+}
+
+/*
+ * The latency pane: per queue the jobs that ended without an error since the BPF source
+ * attached, p50 and p99 with the bounds the sample lies in; for the selected queue, each
+ * stage's log2 histogram from 1 us (slot 10) up, one glyph per power of 2.
+ */
+#define LAT_FIRST_SLOT	10
+static int draw_lat(const struct ui *u, const struct ft_view_dev *vd, int y)
+{
+	const struct ft_source *src = lat_source(u);
+	const struct ft_dev *d = &vd->dev;
+	const struct ft_view *v = u->v;
+	char a[80], b[80], t[320], spark[MAX_SLOTS * 3 + 1];
+	int q = u->queue, nsl, x;
+
+	if (!d->lat_ok) {
+		rule(y++, "latency");
+		if (y < LINES)
+			putf(y++, 1, "%s", !src ? "latency: n/a (no latency source in this record)" :
+			     !src->active ? src->why : !d->is_frac ? "latency: n/a (not a frac device)" :
+			     "latency: n/a");
+		return y;
+	}
+	snprintf(t, sizeof(t), "latency (BPF, %s; jobs ended ok since attach)",
+		 src && src->active ? src->why : "recorded");
+	rule(y++, t);
+	if (v->lat_ok && y < LINES) {
+		uint64_t lost = 0, failed = 0;
+
+		for (int k = 0; k < FT_LS_NR_LOST; k++)
+			if (k != FT_LS_TABLE_FULL)
+				lost += v->lat_stats[k];
+		for (int k = FT_LS_FIRST_STATUS + 1; k < FT_LS_NR; k++)
+			failed += v->lat_stats[k];
+		putf(y++, 1, "ended ok %llu  failed %llu (not in the histograms)  unmeasured %llu "
+		     "(unmatched %llu noid %llu table-full %llu)",
+		     (unsigned long long)v->lat_stats[FT_LS_OK], (unsigned long long)failed,
+		     (unsigned long long)lost, (unsigned long long)v->lat_stats[FT_LS_UNMATCHED],
+		     (unsigned long long)v->lat_stats[FT_LS_NOID],
+		     (unsigned long long)v->lat_stats[FT_LS_TABLE_FULL]);
+	}
+	if (y < LINES)
+		putf(y++, 1, "%-6s %10s  %-28s %-28s", "queue", "jobs", "p50 total", "p99 total");
+	for (unsigned int i = 0; i < d->lat_nr_queues && y < LINES; i++, y++) {
+		const struct hist *h = &d->lat[i][STAGE_TOTAL];
+
+		if ((int)i == q)
+			attron(A_REVERSE);
+		putf(y, 1, "Q%-5u %10llu  %-28s %-28s", i, (unsigned long long)h->count,
+		     ft_fmt_lat_pct(a, sizeof(a), ft_lat_percentile(h, 0.5)),
+		     ft_fmt_lat_pct(b, sizeof(b), ft_lat_percentile(h, 0.99)));
+		if ((int)i == q)
+			attroff(A_REVERSE);
+	}
+	if (q >= (int)d->lat_nr_queues || y >= LINES)
+		return y;
+	/* The histogram's columns: 1us up to what the line has room for, at most ~1100 s. */
+	nsl = COLS - 1 - 22 - 2 - 28 - 1;
+	if (nsl > MAX_SLOTS - LAT_FIRST_SLOT)
+		nsl = MAX_SLOTS - LAT_FIRST_SLOT;
+	if (nsl > 31)
+		nsl = 31;
+	x = putf(y, 1, "queue %d by stage, log2:", q);
+	if (nsl > 0)
+		putf(y, 1 + 22 + 2 + 28, "|1us      |1ms      |1s");
+	y++;
+	for (int k = 0; k < NR_STAGES && y < LINES; k++, y++) {
+		int s = k == 0 ? STAGE_TOTAL : k - 1;
+		const struct hist *h = &d->lat[q][s];
+
+		cell(y, 1, 22, stage_names_short[s], false);
+		putf(y, 1 + 22, "  p50 %-8s p99 %-8s", ft_fmt_duration(a, sizeof(a),
+		     ft_lat_percentile(h, 0.5).est.ok ?
+		     ft_num_of(ft_lat_percentile(h, 0.5).est.v / 1e9) : FT_NUM_NA),
+		     ft_fmt_duration(b, sizeof(b), ft_lat_percentile(h, 0.99).est.ok ?
+		     ft_num_of(ft_lat_percentile(h, 0.99).est.v / 1e9) : FT_NUM_NA));
+		if (nsl > 0) {
+			ft_lat_hist_line(spark, sizeof(spark), h, LAT_FIRST_SLOT, nsl, u->glyphs);
+			put(y, 1 + 22 + 2 + 28, spark);
+		}
+	}
+	(void)x;
+	return y;
+}
+
 /* Sorting of the process rows; qsort has no context argument. */
 static enum sort_key g_sort;
 static bool g_reverse;
@@ -478,6 +581,7 @@ static void draw_help(void)
 		"  Tab d D    next / previous device",
 		"  Left Right select an engine (queue): highlighted, and the 'selected engine' sort",
 		"  1 2 3      show / hide the device, history and process panes",
+		"  l 4        show / hide the latency pane (BPF: per-queue p50/p99, histograms)",
 		"replay (-r):",
 		"  n .        step one sample forward (pauses)   , back one",
 		"  Left Right 10 samples back / forward    Home End  first / last",
@@ -531,7 +635,7 @@ static void draw(struct ui *u, struct ft_view *v)
 		putf(y++, 0, "fdinfo: %u of %u processes not readable (their fds need root or "
 		     "CAP_SYS_PTRACE)", v->procs_denied, v->procs_seen);
 	for (unsigned int i = 0; i < u->nr_srcs; i++)
-		if (!u->srcs[i].active)
+		if (!u->srcs[i].active && strcmp(u->srcs[i].ops->name, "latency"))
 			putf(y++, 0, "%s: not available: %s", u->srcs[i].ops->name, u->srcs[i].why);
 	if (!v->nr_devs) {
 		put(y + 1, 1, "no accel device (it went away?)");
@@ -551,6 +655,8 @@ static void draw(struct ui *u, struct ft_view *v)
 		}
 		if (u->pane_dev && y < LINES)
 			y = draw_dev(u, &v->devs[u->dev], true, y);
+		if (u->pane_lat && y < LINES)
+			y = draw_lat(u, &v->devs[u->dev], y);
 		if (u->pane_hist && y < LINES)
 			y = draw_hist(u, &v->devs[u->dev], y);
 		if (u->pane_procs && y < LINES)
@@ -560,9 +666,10 @@ static void draw(struct ui *u, struct ft_view *v)
 		draw_help();
 	else if (u->o->replay)
 		put(LINES - 1, 0, "h help  q quit  space pause  n step  , back  <- -> 10  Home End  "
-		    "[ ] engine  s sort  1/2/3 panes");
+		    "[ ] engine  s sort  1/2/3 l panes");
 	else
-		put(LINES - 1, 0, "h help  q quit  space pause  s sort  Tab device  <> engine  1/2/3 panes");
+		put(LINES - 1, 0, "h help  q quit  space pause  s sort  Tab device  <> engine  "
+		    "1/2/3 l panes");
 	refresh();
 }
 
@@ -666,6 +773,10 @@ common:
 	case '2':
 		u->pane_hist = !u->pane_hist;
 		break;
+	case 'l':
+	case '4':
+		u->pane_lat = !u->pane_lat;
+		break;
 	case '3':
 		u->pane_procs = !u->pane_procs;
 		break;
@@ -737,7 +848,7 @@ int ft_ui_run(struct ft_source *srcs, unsigned int nr_srcs, struct ft_model *m,
 {
 	struct ui u = {
 		.v = &m->view, .srcs = srcs, .nr_srcs = nr_srcs,
-		.pane_dev = true, .pane_hist = true, .pane_procs = true,
+		.pane_dev = true, .pane_hist = true, .pane_procs = true, .pane_lat = true,
 		.o = o, .seek = -1,
 	};
 	struct ft_snapshot snap = { 0 };

@@ -2,8 +2,11 @@
 # fractop's exporter scraped by a real Prometheus, in the guest (TAP): Debian's prometheus
 # (scripts/deps.sh) on loopback scrapes fractop --listen every second while a known workload
 # (bpf/fracload) runs; Prometheus's HTTP API must then give the workload's count for
-# frac_jobs_completed_total, the per-queue counters must add up to it, and every expr of the
-# Grafana dashboard (dashboards/grafana/fractop.json) must evaluate. Runs through
+# frac_jobs_completed_total, the per-queue counters must add up to it, the job latency
+# histogram (frac_job_latency_seconds, the BPF source) must count every job, and
+# histogram_quantile() of it must lie where the workload's own median and p99 allow (fracload
+# -j's per-job submit/done windows and device times); every expr of the Grafana dashboard
+# (dashboards/grafana/fractop.json) must evaluate. Runs through
 # tests/guest/fractop-prometheus.sh in make test-guest; by hand:
 #
 #   scripts/vm -q --qemu "$(scripts/build-qemu.sh --print-path)" --prop fault-injection=on \
@@ -87,7 +90,7 @@ j0=$(cat "$SYS/jobs_completed")
 guest_ok "Prometheus has the device's count before the workload ($j0)" \
 	wait_value 'frac_jobs_completed_total{device="accel0"}' "$j0"
 M=3000
-"$LOAD" -n $M -q 0,1,2,3 -o copy,gemm -D 8 > "$T/load.txt" 2>&1
+"$LOAD" -n $M -q 0,1,2,3 -o copy,gemm -D 8 -j > "$T/load.json" 2> "$T/load.err"
 guest_ok "fracload $M jobs: exit 0" test $? = 0
 j1=$(cat "$SYS/jobs_completed")
 guest_ok "sysfs: jobs_completed grew by the workload's $M" test $((j1 - j0)) = $M
@@ -102,6 +105,37 @@ guest_ok "Prometheus: frac_jobs_failed_total = $fl and frac_job_timeouts_total =
 v=$(value 'max_over_time(frac_client_jobs_completed_total{comm="fracload"}[5m])')
 guest_ok "Prometheus saw fracload's client: at most $M jobs, more than 0 ($v)" \
 	python3 -c 'import sys; v = sys.argv[1]; assert v and 0 < float(v) <= int(sys.argv[2])' "$v" $M
+
+# Job latency: fractop attached before the workload and nothing else ran, so the histogram
+# holds exactly the workload's jobs; its quantiles are checked against the workload's own
+# per-job bounds: each job's measured total lies in [its device time, its submit-to-done
+# window], so the true p-quantile lies in [that of the device times, that of the windows], and
+# histogram_quantile() interpolates inside the log2 bucket that holds it: between the lower
+# bound of the device times' p-quantile's bucket and the upper bound of the windows'.
+guest_ok "Prometheus: frac_job_latency_seconds_count, total stage, summed over queues = $M" \
+	wait_value 'sum(frac_job_latency_seconds_count{device="accel0",stage="total"})' "$M"
+guest_ok "Prometheus: every stage counted $M times" \
+	wait_value 'count(sum by (stage) (frac_job_latency_seconds_count{device="accel0"}) == '$M')' 6
+for p in 0.5 0.99; do
+	v=$(value "histogram_quantile($p, sum by (le) (frac_job_latency_seconds_bucket{device=\"accel0\",stage=\"total\"}))")
+	guest_ok "Prometheus: histogram_quantile($p) of the total ($v s) inside the workload's bounds" \
+		python3 - "$T/load.json" "$p" "$v" <<'EOF'
+import json, math, sys
+jobs = json.load(open(sys.argv[1]))["job_list"]
+p, q = float(sys.argv[2]), float(sys.argv[3]) * 1e9
+def rank(xs):  # nearest rank, as Prometheus picks its bucket (rank p * count)
+    xs = sorted(xs)
+    return xs[max(0, math.ceil(p * len(xs)) - 1)]
+dev = rank(j["dev_ns"] for j in jobs)
+span = rank(j["done_ns"] - j["submit_ns"] for j in jobs)
+lo = 2 ** int(math.log2(dev)) - 1          # the bucket below dev's: its le
+hi = 2 ** (int(math.log2(span)) + 1) - 1   # span's bucket's le
+print(f"# p{p * 100:g}: Prometheus {q:.0f} ns; workload: device {dev} ns, window {span} ns; "
+      f"allowed [{lo}, {hi}] ns")
+assert all(j["status"] == 0 for j in jobs) and len(jobs) > 0
+assert lo * (1 - 1e-9) <= q <= hi * (1 + 1e-9), (q, lo, hi)
+EOF
+done
 
 # The dashboard: every metric it names is one Prometheus ingested from fractop during the run
 # (the per-client ones only existed while fracload ran), and every expr evaluates.

@@ -10,9 +10,13 @@
 # against the workload's count (bpf/fracload), its process row, device and process jobs/s,
 # the screen under tmux with the workload stopped (SIGSTOP: its row's job count against its
 # fdinfo, done/failed against sysfs), every key, resize, the screen's totals after the
-# workload, q; the debugfs queues' sum against sysfs, the MSI-X vectors, a hang on queue 1 (a
-# timeout and a reset on that queue only), an unprivileged run, and the device going away
-# under a running fractop. Waits are bounded polls of the screen or a file, never timings.
+# workload, q; the debugfs queues' sum against sysfs, the MSI-X vectors, the BPF latency
+# source against the workload's own ground truth (fracload -j: per queue the exact job count,
+# every stage counted, sums, min, max, p50 and p99 bounds inside the per-job submit/done
+# windows and device times), its record replayed and its pane, the raw_tp fallback, a hang on
+# queue 1 (a timeout and a reset on that queue only), an unprivileged run (latency: needs
+# CAP_BPF+CAP_PERFMON), and the device going away under a running fractop. Waits are bounded
+# polls of the screen or a file, never timings.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../../tests/guest/lib/frac-guest.bash"
@@ -44,7 +48,7 @@ guest_ok "fractop -J -n 1: a complete line, frac counters, hwmon, $nq queues" \
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
 d = o["devices"][0]
-assert o["schema_version"] == 1 and d["device"] == "accel0" and d["driver"] == "frac"
+assert o["schema_version"] == 2 and d["device"] == "accel0" and d["driver"] == "frac"
 assert all(isinstance(v, int) for v in d["counters"].values()), d["counters"]
 assert d["counters"]["num_queues"] == int(sys.argv[2])
 assert d["temperature_c"] is not None and d["power_w"] is not None
@@ -138,6 +142,9 @@ EOF
 		screen_wait "^ +$L fracload .* $c +${cf:-n/a} +"
 	guest_ok "the screen: done $dn failed $fl, as sysfs" screen_wait "done $dn failed $fl "
 	guest_ok "the screen: engines Q0-Q3 in the process header" screen_wait "PID COMMAND .* Q0 .* Q3"
+	guest_ok "the screen: the latency pane has Q0-Q3 with jobs, p50 and p99" \
+		screen_wait "^ Q3 +[1-9][0-9]* +~[0-9.]+[mun]?s \[.*\] +~"
+	sed 's/^/#   /' "$T/screen.txt"
 	# every key, on a still screen
 	keys Right
 	guest_ok "Right selects queue 1" screen_wait "^ queue 1:"
@@ -238,6 +245,135 @@ assert all(v["count"] is not None for v in d["vectors"]) and \
     sum(v["count"] for v in d["vectors"]) > 0, d["vectors"]
 EOF
 
+# ---- job latency (BPF) against the workload's own ground truth ----
+# fractop -J runs (and records) from before the workload to after it; nothing else submits.
+# fracload -j gives each job's queue, status, device time and its window from just before
+# SUBMIT to just after its WAIT returned (CLOCK_MONOTONIC, bpf_ktime_get_ns's clock): a job's
+# measured total lies in [device time, window], so counts must match exactly and every sum,
+# extreme and percentile bound must lie where those per-job bounds allow (as
+# tests/guest/bpf-tools/check.py checks fraclat).
+"$F" -J -d 0.5 -w "$T/lat.rec" > "$T/lat.jsonl" 2> "$T/lat.err" &
+J=$!
+for _ in $(seq 300); do [ -s "$T/lat.jsonl" ] && break; sleep 0.1; done
+"$LOAD" -n 2000 -q 0,1,2,3 -o copy,crc32c -D 8 -j > "$T/lat-load.json" 2> "$T/lat-load.err"
+lrc=$?
+want=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["job_list"]))' \
+	"$T/lat-load.json" 2>/dev/null)
+# lat_seen FILE N: fractop's last complete line counts N jobs over the queues' totals
+lat_seen() {
+	python3 - "$1" "$2" 2>/dev/null <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")[:-1]
+q = json.loads(lines[-1])["devices"][0]["queues"]
+sys.exit(sum(x["latency"]["total"]["count"] or 0 for x in q) < int(sys.argv[2]))
+EOF
+}
+for _ in $(seq 300); do lat_seen "$T/lat.jsonl" "${want:-1}" && break; sleep 0.1; done
+kill -TERM $J; wait $J; rc=$?
+guest_ok "latency: fracload -j ran ${want:-no} jobs (exit $lrc); fractop -J attached, exit $rc, nothing on stderr" \
+	py "$T/lat.jsonl" "$lrc" "$rc" "$T/lat.err" <<'EOF'
+import json, sys
+assert sys.argv[2] == "0" and sys.argv[3] == "0", sys.argv[2:4]
+assert open(sys.argv[4]).read() == ""
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print("#", o["latency"]["note"])
+assert o["latency"]["active"] is True and o["devices"][0]["latency_ok"] is True, o["latency"]
+assert o["latency"]["note"] == "attached with tp_btf" or \
+    o["latency"]["note"].startswith("attached with raw_tp, not tp_btf: "), o["latency"]
+EOF
+guest_ok "latency: per queue, every stage's job count = the workload's; nothing lost or failed" \
+	py "$T/lat.jsonl" "$T/lat-load.json" <<'EOF'
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+ld = json.load(open(sys.argv[2]))
+jobs = ld["job_list"]
+assert jobs and all(j["status"] == 0 for j in jobs), "the workload had failures"
+want = {}
+for j in jobs:
+    want[j["queue"]] = want.get(j["queue"], 0) + 1
+got = {}
+for i, q in enumerate(o["devices"][0]["queues"]):
+    c = {st: h["count"] for st, h in q["latency"].items()}
+    assert len(set(c.values())) == 1, (i, c)
+    if c["total"]:
+        got[i] = c["total"]
+print(f"# fractop {got}, fracload {want}")
+assert got == want, (got, want)
+lat = o["latency"]
+lost = {k: lat[k] for k in ("unmatched", "noid", "hist_full", "table_full", "recursion_misses")}
+assert all(v == 0 for v in lost.values()), lost
+assert lat["ended_ok"] == len(jobs), lat
+assert all(lat[k] == 0 for k in lat if k.startswith("ended_") and k != "ended_ok"), lat
+EOF
+guest_ok "latency: per queue, stage sums add up to the total; sum, min, max inside the workload's bounds" \
+	py "$T/lat.jsonl" "$T/lat-load.json" <<'EOF'
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+jobs = json.load(open(sys.argv[2]))["job_list"]
+for i, q in enumerate(o["devices"][0]["queues"]):
+    mine = [j for j in jobs if j["queue"] == i]
+    if not mine:
+        continue
+    dev = [j["dev_ns"] for j in mine]
+    span = [j["done_ns"] - j["submit_ns"] for j in mine]
+    h = q["latency"]["total"]
+    parts = sum(q["latency"][st]["sum_ns"] for st in q["latency"] if st != "total")
+    print(f"# queue {i}: total sum {h['sum_ns']} min {h['min_ns']} max {h['max_ns']} ns; "
+          f"device sum {sum(dev)} min {min(dev)}, windows sum {sum(span)} max {max(span)} ns")
+    assert parts == h["sum_ns"], (i, parts, h["sum_ns"])
+    assert sum(dev) <= h["sum_ns"] <= sum(span), i
+    assert min(dev) <= h["min_ns"] <= h["max_ns"] <= max(span), i
+    assert sum(h["log2_ns"]) == h["count"], i
+EOF
+guest_ok "latency: per queue, p50 and p99 bounds bracket the workload's (device times, windows)" \
+	py "$T/lat.jsonl" "$T/lat-load.json" <<'EOF'
+import json, math, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+jobs = json.load(open(sys.argv[2]))["job_list"]
+def rank(xs, p):  # nearest rank, as hist_percentile (trace_helpers.c)
+    xs = sorted(xs)
+    return xs[math.ceil(p * len(xs)) - 1]
+for i, q in enumerate(o["devices"][0]["queues"]):
+    mine = [j for j in jobs if j["queue"] == i]
+    if not mine:
+        continue
+    h = q["latency"]["total"]
+    for p, k in ((0.5, "p50"), (0.99, "p99")):
+        dev = rank([j["dev_ns"] for j in mine], p)
+        span = rank([j["done_ns"] - j["submit_ns"] for j in mine], p)
+        lo, est, hi = h[k + "_low_ns"], h[k + "_ns"], h[k + "_high_ns"]
+        print(f"# queue {i} {k}: ~{est:.0f} [{lo:.0f}, {hi:.0f}] ns; workload: device {dev}, "
+              f"window {span} ns")
+        # The measured p lies in [lo, hi] and in [dev, span]: the two ranges meet.
+        assert lo <= span and hi >= dev and lo <= est <= hi, (i, k)
+EOF
+"$F" -r "$T/lat.rec" -J > "$T/lat-replay.jsonl" 2> "$T/lat-replay.err"
+guest_ok "latency: the record replays (-r -J) to the live lines, histograms included, byte for byte" \
+	cmp "$T/lat-replay.jsonl" "$T/lat.jsonl"
+c0=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["devices"][0]["queues"][0]["latency"]["total"]["count"])' "$T/lat.jsonl")
+TERM=xterm-256color $TM new-session -d -s g -x 120 -y 50 \
+	"LANG=C.UTF-8 $F -r $T/lat.rec -d 60 2> $T/lrp.err; echo \$? > $T/lrp.rc"
+keys End
+guest_ok "latency: the replay screen at End shows queue 0's $c0 jobs in the latency pane" \
+	both screen_wait "sample ([0-9]+)/\1 .*\[end\]" screen_wait "^ Q0 +$c0 +~"
+guest_ok "latency: the pane has the selected queue's stages, a log2 scale" \
+	both screen_wait "^ queue 0 by stage, log2: +\|1us +\|1ms" screen_wait "^ device execution +p50 "
+keys l
+guest_ok "latency: l hides the pane" screen_gone "^ Q0 +$c0 "
+keys 4
+guest_ok "latency: 4 shows it again" screen_wait "^ Q0 +$c0 "
+sed 's/^/#   /' "$T/screen.txt"
+keys q
+for _ in $(seq 100); do [ -e "$T/lrp.rc" ] && break; sleep 0.1; done
+"$F" -J -n 1 -d 0.3 --no-btf > "$T/nobtf.jsonl" 2>&1
+guest_ok "latency: --no-btf attaches with raw_tp and says so" \
+	py "$T/nobtf.jsonl" <<'EOF'
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["latency"]["active"] is True, o["latency"]
+assert o["latency"]["note"] == "attached with raw_tp, not tp_btf: --no-btf", o["latency"]
+EOF
+
 # ---- a hang on queue 1: one timeout and one reset, on that queue only ----
 "$F" -J -n 1 -d 0.2 > "$T/before-hang.jsonl"
 if echo "hang 1" > "$DBG/inject_fault" 2>/dev/null; then
@@ -276,10 +412,15 @@ assert o["procs_denied"] > 0 and o["procs_denied"] <= o["procs_seen"], o
 assert d["counters"]["jobs_completed"] is not None and d["temperature_c"] is not None
 assert len(d["queues"]) == int(sys.argv[3]) and all(q["completed"] is None for q in d["queues"])
 assert d["processes"] == [], d["processes"]
+assert o["latency"]["active"] is False, o["latency"]
+assert o["latency"]["note"] == "latency: needs CAP_BPF+CAP_PERFMON", o["latency"]
+assert d["latency_ok"] is False and all(
+    v is None for q in d["queues"] for h in q["latency"].values() for v in h.values())
 EOF
 
 # ---- the device goes away under a running fractop ----
-"$F" -J -d 0.5 > "$T/gone.jsonl" 2> "$T/gone.err" &
+# --no-bpf: the latency source's BPF links hold frac.ko (rmmod: "in use") while attached.
+"$F" -J -d 0.5 --no-bpf > "$T/gone.jsonl" 2> "$T/gone.err" &
 J=$!
 for _ in $(seq 100); do [ -s "$T/gone.jsonl" ] && break; sleep 0.1; done
 guest_ok "rmmod frac under a running fractop" guest_unload_frac

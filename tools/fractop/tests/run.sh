@@ -33,7 +33,7 @@ else
 	n_fail "tests/unit is not built"
 fi
 
-check "unit JSON: every line parses, schema_version 1, same keys on every device object" \
+check "unit JSON: every line parses, schema_version 2, same keys on every device object" \
 	python3 - "$T/unit.jsonl" <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -44,7 +44,7 @@ def shape(o):
 shapes = set()
 for l in lines:
     o = json.loads(l)
-    assert o["schema_version"] == 1
+    assert o["schema_version"] == 2
     for d in o["devices"]:
         shapes.add(json.dumps({k: shape(v) for k, v in d.items() if not isinstance(v, list)}, sort_keys=True))
 assert len(shapes) == 1, "device objects differ in keys"
@@ -53,6 +53,38 @@ assert o["interval_s"] is None and o["devices"][0]["rates"]["jobs_per_s"] is Non
 assert o["devices"][0]["processes"][0]["comm"] == 'load\t"q"'
 assert o["devices"][1]["driver"] == 'ivpu "x"'
 assert json.loads(lines[1])["devices"][0]["rates"]["jobs_per_s"] == 150
+EOF
+check "unit JSON latency: null before the source, then counts, p50/p99 inside their bounds" \
+	python3 - "$T/unit.jsonl" <<'EOF'
+import json, sys
+STAGES = ["total", "submit_run", "run_start", "exec", "end_irq", "irq_signal"]
+KEYS = ["count", "sum_ns", "min_ns", "max_ns", "p50_ns", "p50_low_ns", "p50_high_ns",
+        "p99_ns", "p99_low_ns", "p99_high_ns", "log2_ns"]
+l0, l1 = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()[:2]]
+assert l0["latency"]["active"] is False and all(v is None for k, v in l0["latency"].items()
+                                                if k not in ("active", "note")), l0["latency"]
+d0 = l0["devices"][0]
+assert d0["latency_ok"] is False and len(d0["queues"]) == 2
+for q in d0["queues"]:
+    assert list(q["latency"]) == STAGES
+    assert all(list(h) == KEYS and all(v is None for v in h.values())
+               for h in q["latency"].values()), q["latency"]
+lat = l1["latency"]
+assert lat["active"] is True and lat["ended_eio"] == 2 and lat["unmatched"] == 1, lat
+assert lat["ended_ok"] == 100
+d = l1["devices"][0]
+assert d["latency_ok"] is True
+for st in STAGES:
+    h = d["queues"][0]["latency"][st]
+    assert list(h) == KEYS
+    assert h["count"] == 100 and h["sum_ns"] == 5050000 and h["min_ns"] == 1000
+    assert h["max_ns"] == 100000 and sum(h["log2_ns"]) == 100 and len(h["log2_ns"]) == 17
+    assert h["p50_low_ns"] <= 50000 <= h["p50_high_ns"], h
+    assert h["p50_low_ns"] <= h["p50_ns"] <= h["p50_high_ns"], h
+    assert h["p99_low_ns"] <= 99000 <= h["p99_high_ns"] <= 100000, h
+    e = d["queues"][1]["latency"][st]
+    assert e["count"] == 0 and e["p50_ns"] is None and e["min_ns"] is None and e["log2_ns"] == []
+assert l1["devices"][1]["latency_ok"] is False and l1["devices"][1]["queues"] == []
 EOF
 check "unit CSV: header and rows parse, same column count, n/a is an empty cell" \
 	python3 - "$T/unit.csv" <<'EOF'
@@ -66,6 +98,13 @@ d = [dict(zip(h, r)) for r in rows[1:]]
 assert d[0]["jobs_per_s"] == "" and d[2]["jobs_per_s"] == "150"
 assert d[1]["driver"] == 'ivpu "x"'
 assert d[2]["engine_busy_pct"] == "queue0=0;queue1=25", d[2]["engine_busy_pct"]
+assert d[0]["queue_latency_count"] == "" and d[0]["queue_latency_p50_ns"] == ""
+assert d[2]["queue_latency_count"] == "0=100;1=0", d[2]["queue_latency_count"]
+p50 = float(d[2]["queue_latency_p50_ns"].split(";")[0][2:])
+assert 45000 < p50 <= 50000 * 9 / 8 and d[2]["queue_latency_p50_ns"].endswith(";1=")
+log2 = {int(k): int(v) for k, v in (x.split(":") for x in
+        d[2]["queue_latency_log2_ns"].split(";")[0][2:].split(" "))}
+assert sum(log2.values()) == 100 and min(log2) == 9 and max(log2) == 16, log2
 EOF
 
 # ---- the fixture tree ----
@@ -128,8 +167,14 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 2, f"{len(lines)} lines"
 for l in lines:
     o = json.loads(l)
-    assert o["schema_version"] == 1 and o["interval_s"] > 0
+    assert o["schema_version"] == 2 and o["interval_s"] > 0
+    # The host has no frac module: the latency source says so, and every figure is null.
+    assert o["latency"]["active"] is False and o["latency"]["note"].startswith("latency: "), o["latency"]
+    assert o["latency"]["ended_eio"] is None
     f, v = o["devices"]
+    assert f["latency_ok"] is False and v["latency_ok"] is False
+    assert all(h["count"] is None and h["p99_ns"] is None for q in f["queues"]
+               for h in q["latency"].values())
     assert f["device"] == "accel0" and f["driver"] == "frac" and f["pdev"] == "0000:01:00.0"
     assert all(isinstance(x, int) for x in f["counters"].values()), f["counters"]
     assert f["counters"]["jobs_completed"] == 100 and f["counters"]["num_queues"] == 4
@@ -229,6 +274,71 @@ assert abs(v36["per_s"] * dt - 100) < 0.01, v36
 EOF
 fi
 
+# ---- the latency source without privilege, and --no-bpf ----
+# Root without CAP_BPF/CAP_PERFMON/CAP_SYS_ADMIN (setpriv drops them all): the source does not
+# start, -J says why and every latency figure is null; the screen says it in the latency pane,
+# which l hides and shows. --no-bpf: the same, "off".
+nocaps() { setpriv --inh-caps=-all --bounding-set=-all -- "$@"; }
+if command -v setpriv > /dev/null && nocaps true 2>/dev/null; then
+	nocaps ./fractop --sysroot "$S" -J -n 1 -d 0.1 > "$T/nocap.jsonl" 2> "$T/nocap.err"
+	check "no CAP_BPF+CAP_PERFMON: -J exits 0, nothing on stderr, note says so, latency null" \
+		python3 - "$T/nocap.jsonl" "$T/nocap.err" <<'EOF'
+import json, sys
+assert open(sys.argv[2]).read() == ""
+o = json.loads(open(sys.argv[1]).read())
+assert o["latency"]["active"] is False, o["latency"]
+assert o["latency"]["note"] == "latency: needs CAP_BPF+CAP_PERFMON", o["latency"]
+assert all(v is None for k, v in o["latency"].items() if k not in ("active", "note"))
+for d in o["devices"]:
+    assert d["latency_ok"] is False
+    for q in d["queues"]:
+        assert all(v is None for h in q["latency"].values() for v in h.values()), q
+EOF
+	nocaps ./fractop --sysroot "$S" -c -n 1 -d 0.1 > "$T/nocap.csv"
+	check "no CAP_BPF+CAP_PERFMON: -c latency cells empty (n/a), not 0" python3 - "$T/nocap.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert rows and all(r[k] == "" for r in rows for k in r if k.startswith("queue_latency_")), rows
+EOF
+	nocaps ./fractop --sysroot "$S" -J -n 1 -d 0.1 -w "$T/nocap.rec" > /dev/null
+	check "no CAP_BPF+CAP_PERFMON: the record's header keeps the reason" \
+		bash -c "head -n 1 '$T/nocap.rec' | grep -qF '\"name\":\"latency\",\"active\":false,\"why\":\"latency: needs CAP_BPF+CAP_PERFMON\"'"
+	if command -v tmux > /dev/null; then
+		TM="tmux -S $T/tmux-nocap.sock"
+		$TM new-session -d -s n -x 120 -y 40 "LANG=C.UTF-8 setpriv --inh-caps=-all --bounding-set=-all -- ./fractop --sysroot $S -d 0.2"
+		nscr() { # nscr grep-E-ARGS...: the screen matches within 10 s
+			for _ in $(seq 100); do
+				$TM capture-pane -t n -p > "$T/n.txt" 2>/dev/null
+				grep -qE "$@" "$T/n.txt" && return 0
+				sleep 0.1
+			done
+			sed 's/^/#   /' "$T/n.txt"
+			return 1
+		}
+		check "no CAP_BPF+CAP_PERFMON: the screen says 'latency: needs CAP_BPF+CAP_PERFMON'" \
+			nscr "^ latency: needs CAP_BPF\+CAP_PERFMON$"
+		$TM send-keys -t n l
+		check "l hides the latency pane" nscr -v "needs CAP_BPF"
+		check "... and its rule" bash -c "! grep -q -- '─ latency' '$T/n.txt'"
+		$TM send-keys -t n l
+		check "l shows it again" nscr "latency: needs CAP_BPF"
+		$TM send-keys -t n h
+		check "help lists l (latency pane)" nscr "l 4 +show / hide the latency pane"
+		$TM send-keys -t n x q
+		$TM kill-server 2>/dev/null
+	else
+		n_skip "the unprivileged screen (no tmux)"
+	fi
+else
+	n_skip "the latency source without privilege (no setpriv, or it cannot drop capabilities)"
+fi
+./fractop --sysroot "$S" -J -n 1 -d 0.1 --no-bpf > "$T/nobpf.jsonl"
+check "--no-bpf: note 'latency: off (--no-bpf)', latency null" python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["latency"]["active"] is False and o["latency"]["note"] == "latency: off (--no-bpf)", o
+assert all(d["latency_ok"] is False for d in o["devices"])' "$T/nobpf.jsonl"
+
 # ---- record and replay ----
 # A record of the fixture tree (with the rate run's changes in it when mknod worked), replayed:
 # -J and -c byte-identical to the live run's lines; then damaged records, each one error line.
@@ -246,19 +356,22 @@ if [ -s "$T/rate.rec" ]; then
 	check "-r -J of the rate run (counters moved): the same line, byte for byte" \
 		bash -c "./fractop -r '$T/rate.rec' -J | cmp - '$T/rate.jsonl'"
 fi
-check "the record: JSON lines, a version 1 header naming the sources, one sample per line" \
+check "the record: JSON lines, a version 2 header naming the sources, one sample per line" \
 	python3 - "$T/rec.jsonl" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 h = lines[0]
-assert h["fractop_record"] == 1 and h["program"].startswith("fractop "), h
-assert [s["name"] for s in h["sources"]] == ["sysfs", "fdinfo", "debugfs", "interrupts"], h
+assert h["fractop_record"] == 2 and h["program"].startswith("fractop "), h
+assert [s["name"] for s in h["sources"]] == ["sysfs", "fdinfo", "debugfs", "interrupts",
+                                             "latency"], h
+assert h["sources"][4]["active"] is False and h["sources"][4]["why"].startswith("latency: "), h
 assert h["delay_s"] == 0.1 and h["device"] is None
 t = [s["t_mono"] for s in lines[1:]]
 assert len(t) == 4 and t == sorted(t), t
 for s in lines[1:]:
     assert [d["node"] for d in s["devices"]] == ["accel0", "accel1"]
-    assert all(d["histograms"] == [] for d in s["devices"])
+    assert all(d["histograms"] == [] and d["latency_ok"] is False for d in s["devices"])
+    assert "lat_stats" not in s
     assert isinstance(s["devices"][0]["values"]["jobs_completed"], int)
     assert s["devices"][1]["values"] == {}
 EOF
@@ -284,8 +397,11 @@ echo >> "$T/trunc2.rec"
 damaged ":5: unterminated string" "$T/trunc2.rec"
 sed -E '3s/"jobs_completed":[0-9]+/"jobs_completed":-1/' "$T/rec.jsonl" > "$T/neg.rec"
 damaged ":3: bad value jobs_completed" "$T/neg.rec"
-sed '1s/"fractop_record":1/"fractop_record":2/' "$T/rec.jsonl" > "$T/v2.rec"
-damaged ":1: record version 2, this fractop reads 1" "$T/v2.rec"
+sed '1s/"fractop_record":2/"fractop_record":3/' "$T/rec.jsonl" > "$T/v3.rec"
+damaged ":1: record version 3, this fractop reads 2" "$T/v3.rec"
+sed -E '3s/"latency_ok":false,"latency_queues":0/"latency_ok":false,"latency_queues":2/' \
+	"$T/rec.jsonl" > "$T/latq.rec"
+damaged ":3: bad latency_queues" "$T/latq.rec"
 sed '2s/^/x/' "$T/rec.jsonl" > "$T/garbage.rec"
 damaged ":2: bad number at byte 0" "$T/garbage.rec"
 { head -n 2 "$T/rec.jsonl"; sed -n 2p "$T/rec.jsonl"; } > "$T/time.rec"
@@ -296,6 +412,7 @@ damaged "No such file or directory" "$T/absent.rec"
 argcheck 2 -w "$T/x.rec" -r "$T/rec.jsonl" -J
 argcheck 2 -r "$T/rec.jsonl" -D 0 -J
 argcheck 2 -r "" -J
+argcheck 2 -r "$T/rec.jsonl" -J --no-bpf
 err=$(./fractop --sysroot "$S" -J -n 1 -d 0.1 -w "$T/no/such/dir/x.rec" 2>&1 >/dev/null); rc=$?
 [ $rc = 1 ] && [ "$(wc -l <<< "$err")" = 1 ] && n_ok "-w into a missing directory: exit 1, '$err'" ||
 	n_fail "-w into a missing directory: exit $rc, '$err'"

@@ -284,6 +284,49 @@ static void test_rates(void)
 }
 
 /* A frac device and a non-frac one; clients as the fdinfo walk would leave them. */
+/*
+ * A job of @ns into a histogram, as bpf/frac_hist.bpf.h's hist_add_cpu() does with fractop's
+ * rodata (targ_unit UNIT_NSEC, log2): slot log2(ns), fine slot FINE_SUB per power of 2.
+ */
+static unsigned int ilog2(uint64_t v)
+{
+	unsigned int k = 0;
+
+	while (v >>= 1)
+		k++;
+	return k;
+}
+
+static void lat_add(struct hist *h, uint64_t ns)
+{
+	unsigned int k = ilog2(ns), fine;
+
+	fine = ns < FINE_SUB ? ns : (k - FINE_SUB_BITS + 1) * FINE_SUB +
+				    ((ns >> (k - FINE_SUB_BITS)) & (FINE_SUB - 1));
+	h->slots[k >= MAX_SLOTS ? MAX_SLOTS - 1 : k]++;
+	h->fine[fine >= FINE_SLOTS ? FINE_SLOTS - 1 : fine]++;
+	if (!h->count || ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->count++;
+	h->sum += ns;
+}
+
+/* Queue 0 of @d: @n jobs of 1, 2, .. n us in every stage; queue 1 none. */
+static void mk_latency(struct ft_snapshot *s, struct ft_dev *d, unsigned int n)
+{
+	d->lat_ok = true;
+	d->lat_nr_queues = 2;
+	for (int st = 0; st < NR_STAGES; st++)
+		for (unsigned int i = 1; i <= n; i++)
+			lat_add(&d->lat[0][st], i * 1000ull);
+	s->lat_ok = true;
+	s->lat_stats[FT_LS_OK] = n;
+	s->lat_stats[FT_LS_EIO] = 2;
+	s->lat_stats[FT_LS_UNMATCHED] = 1;
+}
+
 static void mk_snapshot(struct ft_snapshot *s, double t, uint64_t jobs, uint64_t busy_dma,
 			uint64_t clock, uint64_t c1_ns, bool with_c2, uint64_t c2_ns)
 {
@@ -330,6 +373,7 @@ static void mk_snapshot(struct ft_snapshot *s, double t, uint64_t jobs, uint64_t
 	c->fi.drv[FT_DRV_FRAC_JOBS_COMPLETED] = jobs;
 	if (!with_c2)
 		return;
+	mk_latency(s, &s->devs[0], 100);
 	c = ft_snapshot_add_client(s);
 	*c = s->clients[0];
 	c->fi.client_id = 2;
@@ -730,6 +774,95 @@ static void multiline(const char *got, const char *want, const char *what)
 	}
 }
 
+static void test_latency(void)
+{
+	struct hist h = { .min = ~0ULL }, e = { .min = ~0ULL };
+	struct ft_pct p50, p99;
+	char buf[256];
+
+	for (unsigned int i = 1; i <= 100; i++)
+		lat_add(&h, i * 1000ull);
+	p50 = ft_lat_percentile(&h, 0.5);
+	p99 = ft_lat_percentile(&h, 0.99);
+	/* Nearest rank: the 50th of 1..100 us is 50 us, the 99th 99 us. */
+	ok(p50.est.ok && p50.low.v <= 50000 && 50000 <= p50.high.v && p50.low.v <= p50.est.v &&
+	   p50.est.v <= p50.high.v && p50.high.v - p50.low.v <= 50000 / 8.0,
+	   "latency: p50 of 1..100 us: 50 us inside [%g, %g], at most 1/8 wide", p50.low.v,
+	   p50.high.v);
+	ok(p99.est.ok && p99.low.v <= 99000 && 99000 <= p99.high.v && p99.high.v <= 100000,
+	   "latency: p99 of 1..100 us: 99 us inside [%g, %g], not past max", p99.low.v, p99.high.v);
+	p50 = ft_lat_percentile(&e, 0.5);
+	ok(!p50.est.ok && !p50.low.ok && !p50.high.ok, "latency: an empty histogram's p50 is n/a");
+	is_str(ft_fmt_lat_pct(buf, sizeof(buf), p50), "n/a", "latency: n/a printed");
+	h = (struct hist){ .min = ~0ULL };
+	lat_add(&h, 7000);
+	p99 = ft_lat_percentile(&h, 0.99);
+	ok(p99.low.v == 7000 && p99.high.v == 7000, "latency: one job: p99 bounds are its value");
+	is_str(ft_fmt_lat_pct(buf, sizeof(buf), p99), "~7.0us [7.0us, 7.0us]",
+	       "latency: p99 formatted with its bounds");
+	ok(ft_lat_slots_used(&e) == 0 && ft_lat_slots_used(&h) == 13,
+	   "latency: slots used: 0 empty, 13 for 7000 ns (slot 12)");
+	ok(ft_lat_slot_le_s(0) == 1e-9 && ft_lat_slot_le_s(9) == 1023e-9,
+	   "latency: log2 slot k's le is (2^(k+1) - 1) ns: slot 0 1 ns, slot 9 1023 ns");
+	lat_add(&h, 7000);
+	lat_add(&h, 1000);	/* slot 9, below the first shown: drawn in the first glyph */
+	lat_add(&h, 40000);	/* slot 15 */
+	ft_lat_hist_line(buf, sizeof(buf), &h, 10, 6, FT_GLYPHS_ASCII);
+	is_str(buf, "= #  =", "latency: log2 line: slots 9+10 (1 job), 11 empty, 12 (2), 15 (1)");
+
+	/* Who may run the BPF source (latency.c asks the capability checks of trace_helpers.c). */
+	is_str(ft_latency_denied(false, false, false, false, true) ?: "(null)",
+	       "latency: needs CAP_BPF+CAP_PERFMON", "latency denied: no capability");
+	is_str(ft_latency_denied(false, false, true, false, true) ?: "(null)",
+	       "latency: needs CAP_BPF+CAP_PERFMON", "latency denied: CAP_BPF without CAP_PERFMON");
+	is_str(ft_latency_denied(false, false, false, true, true) ?: "(null)",
+	       "latency: needs CAP_BPF+CAP_PERFMON", "latency denied: CAP_PERFMON without CAP_BPF");
+	ok(!ft_latency_denied(false, false, true, true, true), "latency: CAP_BPF+CAP_PERFMON may");
+	ok(!ft_latency_denied(false, true, false, false, true), "latency: CAP_SYS_ADMIN may");
+	is_str(ft_latency_denied(true, true, true, true, true) ?: "(null)",
+	       "latency: off (--no-bpf)", "latency: --no-bpf first");
+	is_str(ft_latency_denied(false, true, true, true, false) ?: "(null)",
+	       "latency: frac module not loaded (no frac tracepoints)", "latency: no module");
+}
+
+/* The exporter's latency histogram: cumulative, 1023 ns .. +Inf, _sum in seconds, _count. */
+static void test_prom_latency(void)
+{
+	struct ft_snapshot s = { 0 };
+	struct ft_prom_self self = { 1 };
+	struct ft_model m;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ft_model_init(&m);
+	mk_snapshot(&s, 10.0, 100, 0, 1000000000, 0, true, 0);
+	ft_model_update(&m, &s);
+	f = open_memstream(&buf, &len);
+	ft_prom_write(f, &m.view, &m.prev, &self);
+	fclose(f);
+	ok(strstr(buf, "# TYPE frac_job_latency_seconds histogram\n") != NULL,
+	   "prom latency: a histogram family");
+	/* 1..100 us: le 1023 ns holds the 1000 ns job (slot 9), 2047 ns 2 jobs, 65535 ns 65. */
+	ok(strstr(buf, "frac_job_latency_seconds_bucket{device=\"accel0\",queue=\"0\",stage=\"total\","
+		  "le=\"1.023e-06\"} 1\n") &&
+	   strstr(buf, "frac_job_latency_seconds_bucket{device=\"accel0\",queue=\"0\",stage=\"total\","
+		  "le=\"2.047e-06\"} 2\n") &&
+	   strstr(buf, "frac_job_latency_seconds_bucket{device=\"accel0\",queue=\"0\",stage=\"total\","
+		  "le=\"6.5535e-05\"} 65\n") &&
+	   strstr(buf, "frac_job_latency_seconds_bucket{device=\"accel0\",queue=\"0\",stage=\"exec\","
+		  "le=\"+Inf\"} 100\n") &&
+	   strstr(buf, "frac_job_latency_seconds_sum{device=\"accel0\",queue=\"0\",stage=\"total\"} "
+		  "0.00505\n") &&
+	   strstr(buf, "frac_job_latency_seconds_count{device=\"accel0\",queue=\"1\",stage=\"total\"} "
+		  "0\n"),
+	   "prom latency: cumulative buckets at the log2 bounds, +Inf, _sum in s, an empty queue");
+	if (!strstr(buf, "le=\"6.5535e-05\"} 65\n"))
+		printf("# %.2000s\n", strstr(buf, "frac_job_latency") ?: buf);
+	free(buf);
+	ft_model_fini(&m);
+}
+
 static void test_prom(void)
 {
 	static const double le[] = { 0.001, 0.002, 0.004 };
@@ -802,6 +935,8 @@ int main(int argc, char **argv)
 	test_json_reader();
 	test_record_roundtrip();
 	test_prom();
+	test_latency();
+	test_prom_latency();
 	if (json)
 		fclose(json);
 	if (csv)
