@@ -33,5 +33,25 @@ else
 	guest_result SKIP "last CPU offline: jobs on every queue end by their interrupt" "one CPU"
 fi
 
+# docs/ABI/testing/sysfs-driver-frac names every file of frac/ and frac_queues/<N>/, and only
+# those: the documentation cannot drift from the driver.
+abi_matches_sysfs() {
+	local abi=$GUEST_REPO/docs/ABI/testing/sysfs-driver-frac dev doc have rc=0 q
+	dev=$(readlink -f /sys/class/accel/accel0/device) || return 1
+	doc=$(sed -n 's|^What:[[:space:]]*/sys/bus/pci/devices/<bdf>/frac/\([a-z_0-9]\{1,\}\)$|\1|p' "$abi" | sort)
+	have=$(ls "$dev/frac" | sort)
+	[ "$doc" = "$have" ] || { guest_diag "frac/: $(diff <(echo "$doc") <(echo "$have") | grep '^[<>]' | xargs)"; rc=1; }
+	doc=$(sed -n 's|^What:[[:space:]]*/sys/bus/pci/devices/<bdf>/frac_queues/<N>/\([a-z_0-9]\{1,\}\)$|\1|p' "$abi" | sort)
+	for q in $(seq 0 $(($(cat "$dev/frac/num_queues") - 1))); do
+		have=$(ls "$dev/frac_queues/$q" | sort)
+		[ "$doc" = "$have" ] ||
+			{ guest_diag "frac_queues/$q/: $(diff <(echo "$doc") <(echo "$have") | grep '^[<>]' | xargs)"; rc=1; }
+	done
+	[ "$(ls "$dev/frac_queues" | wc -l)" = "$(cat "$dev/frac/num_queues")" ] || rc=1
+	return $rc
+}
+guest_ok "docs/ABI/testing/sysfs-driver-frac names exactly the files of frac/ and frac_queues/<N>/" \
+	abi_matches_sysfs
+
 guest_dmesg_check
 guest_end
