@@ -213,6 +213,40 @@ def bench_summary_metrics(doc):
     return metrics
 
 
+def fraclat_stages(raw):
+    """Stages from the last object of the newest fraclat-*.json (JSON lines) in `raw`."""
+    stages = {}
+    for fl in sorted(glob.glob(os.path.join(raw, "fraclat-*.json"))):
+        try:
+            with open(fl) as f:
+                lines = [json.loads(x) for x in f if x.strip()]
+        except (OSError, ValueError):
+            continue
+        if lines:
+            stages = stages_from_fraclat(lines[-1])
+    return stages
+
+
+def import_raw(raw, repo, qemu=None, label=None, commit=None, dirty=None, device=None):
+    """A run from a directory of per-slice files named as guest-bench.sh names them
+    (p1-frac-<slice>.json, ...; fraclat-*.json for the stages): the A/B harness's side."""
+    if not os.path.isdir(raw):
+        raise RunFileError(f"{raw}: not a directory")
+    metrics = bench_metrics(raw)
+    if not metrics:
+        raise RunFileError(f"{raw}: no per-slice files (p1-frac-1.json, ...)")
+    params = {"reps_from": "raw per-slice files"}
+    if commit is None:
+        commit, d = git_state(repo)
+        dirty = d if dirty is None else dirty
+        params["commit_from"] = "the work tree at import time"
+    run = {"format": RUN_FORMAT, "commit": commit, "dirty": bool(dirty), "date": now(),
+           "machine": machine(qemu), "device": device or {}, "params": params,
+           "metrics": metrics, "stages": fraclat_stages(raw), "label": label,
+           "source": os.path.abspath(raw)}
+    return check_run(run, raw)
+
+
 def import_bench(path, repo, qemu=None):
     """A run dict from results/bench/<stamp>.json (and its raw directory, when present)."""
     try:
@@ -240,15 +274,7 @@ def import_bench(path, repo, qemu=None):
     if commit is None:      # today's summaries do not record it: the tree's, marked so
         commit, dirty = git_state(repo)
         params["commit_from"] = "the work tree at import time, not recorded by make bench"
-    stages = {}
-    for fl in sorted(glob.glob(os.path.join(raw, "fraclat-*.json"))):
-        try:
-            with open(fl) as f:
-                lines = [json.loads(x) for x in f if x.strip()]
-        except (OSError, ValueError):
-            continue
-        if lines:
-            stages = stages_from_fraclat(lines[-1])
+    stages = fraclat_stages(raw) if os.path.isdir(raw) else {}
     run = {"format": RUN_FORMAT, "commit": commit, "dirty": bool(dirty), "date": date,
            "machine": doc.get("machine") or machine(qemu), "device": doc.get("device", {}),
            "params": params, "metrics": metrics, "stages": stages,

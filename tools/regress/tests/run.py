@@ -475,7 +475,8 @@ def fake_bench(root, reps=3):
 
 
 @test("import-bench: make bench's summary and raw files become a run with one slice per "
-      "repetition and same-repetition ratios")
+      "repetition and same-repetition ratios; import-raw takes a labelled raw directory with "
+      "fraclat's JSON")
 def t_import():
     summary = fake_bench(os.path.join(T, "bench"))
     run = runinfo.import_bench(summary, TOOL, None)
@@ -489,6 +490,26 @@ def t_import():
     rid = st.add_run(run)
     assert st.metrics(rid)["P1.nvme.p50_us"]["unit"] == "us"
     st.close()
+    # the A/B harness's side: the raw directory alone, with a label and a fraclat object
+    raw = os.path.join(T, "bench", "20261201T120000Z", "bench")
+    rng = np.random.default_rng(601)
+    stages, _ = synth_stages(rng, 1000)
+    fl = {"schema_version": 2, "groups": [{"status": "ok", "stages": stages}]}
+    with open(os.path.join(raw, "fraclat-1.json"), "w") as f:
+        f.write(json.dumps({"groups": []}) + "\n" + json.dumps(fl) + "\n")
+    p = cli("import-raw", raw, "--label", "head", "--commit", "f" * 40, "--device",
+            "zero-latency=on", db=os.path.join(T, "imp.db"))
+    assert p.returncode == 0, p.stderr
+    st = store.Store(os.path.join(T, "imp.db"))
+    rid = st.resolve("latest")
+    r = st.run(rid)
+    assert r["label"] == "head" and r["commit"] == "f" * 40 and not r["dirty"], r
+    assert r["device"] == {"zero-latency": "on"}, r["device"]
+    assert st.stages(rid)["end_irq"]["count"] == 1000
+    assert len(st.metrics(rid)["P2.ratio"]["slices"]) == 3
+    st.close()
+    assert cli("import-raw", raw, "--device", "novalue", db=os.path.join(T, "imp.db")
+               ).returncode == 2
     # the raw directory gone: the summary's three figures, and the run says so
     shutil.rmtree(os.path.join(T, "bench", "20261201T120000Z"))
     run = runinfo.import_bench(summary, TOOL, None)
