@@ -345,7 +345,7 @@ static int draw_lat(const struct ui *u, const struct ft_view_dev *vd, int y)
 	const struct ft_dev *d = &vd->dev;
 	const struct ft_view *v = u->v;
 	char a[80], b[80], t[320], spark[MAX_SLOTS * 3 + 1];
-	int q = u->queue, nsl, x;
+	int q = u->queue, nsl;
 
 	if (!d->lat_ok) {
 		rule(y++, "latency");
@@ -394,26 +394,24 @@ static int draw_lat(const struct ui *u, const struct ft_view_dev *vd, int y)
 		nsl = MAX_SLOTS - LAT_FIRST_SLOT;
 	if (nsl > 31)
 		nsl = 31;
-	x = putf(y, 1, "queue %d by stage, log2:", q);
+	putf(y, 1, "queue %d by stage, log2:", q);
 	if (nsl > 0)
 		putf(y, 1 + 22 + 2 + 28, "|1us      |1ms      |1s");
 	y++;
 	for (int k = 0; k < NR_STAGES && y < LINES; k++, y++) {
 		int s = k == 0 ? STAGE_TOTAL : k - 1;
 		const struct hist *h = &d->lat[q][s];
+		struct ft_num p50 = ft_lat_percentile(h, 0.5).est, p99 = ft_lat_percentile(h, 0.99).est;
 
 		cell(y, 1, 22, stage_names_short[s], false);
-		putf(y, 1 + 22, "  p50 %-8s p99 %-8s", ft_fmt_duration(a, sizeof(a),
-		     ft_lat_percentile(h, 0.5).est.ok ?
-		     ft_num_of(ft_lat_percentile(h, 0.5).est.v / 1e9) : FT_NUM_NA),
-		     ft_fmt_duration(b, sizeof(b), ft_lat_percentile(h, 0.99).est.ok ?
-		     ft_num_of(ft_lat_percentile(h, 0.99).est.v / 1e9) : FT_NUM_NA));
+		putf(y, 1 + 22, "  p50 %-8s p99 %-8s",
+		     ft_fmt_duration(a, sizeof(a), p50.ok ? ft_num_of(p50.v / 1e9) : FT_NUM_NA),
+		     ft_fmt_duration(b, sizeof(b), p99.ok ? ft_num_of(p99.v / 1e9) : FT_NUM_NA));
 		if (nsl > 0) {
 			ft_lat_hist_line(spark, sizeof(spark), h, LAT_FIRST_SLOT, nsl, u->glyphs);
 			put(y, 1 + 22 + 2 + 28, spark);
 		}
 	}
-	(void)x;
 	return y;
 }
 

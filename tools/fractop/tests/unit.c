@@ -746,6 +746,26 @@ static void test_record_roundtrip(void)
 			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
 			  "\"procs_seen\":0,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
 			  "\"devices\":[],\"clients\":[{\"dev\":0}]}", "dev" },
+			/* a histogram whose slots do not add up to its count */
+			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
+			  "\"procs_seen\":0,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
+			  "\"devices\":[{\"node\":\"accel0\",\"minor\":0,\"driver\":\"frac\","
+			  "\"pdev\":\"\",\"is_frac\":true,\"values\":{},\"queues\":[],"
+			  "\"vectors_ok\":false,\"vectors\":[],\"latency_ok\":true,"
+			  "\"latency_queues\":1,\"histograms\":[{\"queue\":0,\"stage\":\"total\","
+			  "\"unit\":\"ns\",\"count\":2,\"sum\":3,\"min\":1,\"max\":2,"
+			  "\"log2\":[[0,1],[1,1]],\"fine\":[[1,1]]}]}],\"clients\":[]}",
+			  "do not add up" },
+			/* a histogram of a queue past latency_queues */
+			{ "{\"t_mono\":1,\"t_wall\":2,\"sysfs_ok\":true,\"fdinfo_ok\":true,"
+			  "\"procs_seen\":0,\"procs_denied\":0,\"fds_seen\":0,\"accel_fds\":0,"
+			  "\"devices\":[{\"node\":\"accel0\",\"minor\":0,\"driver\":\"frac\","
+			  "\"pdev\":\"\",\"is_frac\":true,\"values\":{},\"queues\":[],"
+			  "\"vectors_ok\":false,\"vectors\":[],\"latency_ok\":true,"
+			  "\"latency_queues\":1,\"histograms\":[{\"queue\":1,\"stage\":\"total\","
+			  "\"unit\":\"ns\",\"count\":1,\"sum\":1,\"min\":1,\"max\":1,"
+			  "\"log2\":[[0,1]],\"fine\":[[1,1]]}]}],\"clients\":[]}",
+			  "queue/stage/unit" },
 		};
 
 		for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
