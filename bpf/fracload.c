@@ -22,11 +22,12 @@
  * (one queue only: waiting for the last job waits for them all, a queue
  * runs its jobs in order); such jobs have job 0 and no status of their own.
  *
- * SIGINT or SIGTERM ends the run early and cleanly: no job is submitted after
- * it, the jobs in flight are waited for, and the summary (exit status
+ * SIGINT or SIGTERM ends the run early and cleanly: at most the job being
+ * submitted then goes after it, the jobs in flight are waited for, and the summary (exit status
  * included) covers the jobs actually submitted; "stopped" says so. A test can
  * thus run a workload for as long as it needs one and still know exactly
- * what ran. With -U the next job, with an id, is the last.
+ * what ran. With -U the next job, with an id, is the last. A second signal
+ * takes its default action.
  *
  * Usage: fracload [-d INDEX] [-n JOBS] [-q QUEUES] [-o OPS] [-s SIZE] [-D DEPTH] [-U] [-j]
  *   QUEUES  comma-separated queue numbers (default 0)
@@ -160,11 +161,22 @@ int main(int argc, char **argv)
 	int nq = 1, nops = 1, index = -1, opt, ret, failed = 0, nbos = 0;
 	unsigned long i, head = 0, tail = 0;
 	bool json = false, need_gemm = false, need_buf = false, noid = false, stopped = false;
-	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = on_stop_signal,
+				.sa_flags = SA_RESTART | SA_RESETHAND };
 	unsigned long nnoid = 0;
 	struct job_rec *recs = NULL;
 	struct frac_dev dev;
 
+	/*
+	 * First: a stop at any time gets its summary. SA_RESTART: a WAIT in
+	 * progress goes on and the loop sees the flag next; SA_RESETHAND: a
+	 * second signal (a WAIT on a hung job) takes the default action.
+	 */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
+		fprintf(stderr, "fracload: sigaction: %s\n", strerror(errno));
+		return 1;
+	}
 	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:Ujh")) != -1) {
 		switch (opt) {
 		case 'd':
@@ -245,12 +257,6 @@ int main(int argc, char **argv)
 	recs = calloc(njobs, sizeof(*recs));
 	if (!recs)
 		goto nomem;
-	/* SA_RESTART: a WAIT in progress goes on; the loop sees the flag next. */
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
-		fprintf(stderr, "fracload: sigaction: %s\n", strerror(errno));
-		return 1;
-	}
 	for (i = 0; i < njobs || tail < head; ) {
 		struct frac_job_result res;
 		struct frac_cmdlist cl;
@@ -301,7 +307,10 @@ int main(int argc, char **argv)
 					.flags = DRM_FRAC_SUBMIT_NO_JOB_ID,
 				};
 
-				if (ioctl(dev.fd, DRM_IOCTL_FRAC_SUBMIT, &sub)) {
+				do
+					ret = ioctl(dev.fd, DRM_IOCTL_FRAC_SUBMIT, &sub);
+				while (ret && (errno == EINTR || errno == EAGAIN));
+				if (ret) {
 					fprintf(stderr, "fracload: submit failed: %s\n", strerror(errno));
 					return 1;
 				}
