@@ -35,7 +35,7 @@ deps:
 	@scripts/deps.sh
 
 run: deps all
-	@$(VM) --qemu "$(QEMU_BIN)" -- scripts/demo.sh
+	@$(VM) --qemu "$(QEMU_BIN)" --prop fault-injection=on -- scripts/demo.sh
 
 # P1-P4 side by side with QEMU's NVMe in one guest run; REPS=N (default 5)
 bench: deps all
