@@ -88,14 +88,15 @@ bad:
 	exit(2);
 }
 
-static unsigned long parse_num(const char *s, const char *what, unsigned long max)
+static unsigned long parse_num(const char *s, const char *what, unsigned long min,
+			       unsigned long max)
 {
 	unsigned long v;
 	char *end;
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || !v || v > max) {
+	if (errno || *end || !*s || *s == '-' || v < min || v > max) {
 		fprintf(stderr, "fracload: invalid %s '%s'\n", what, s);
 		exit(2);
 	}
@@ -180,10 +181,10 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "d:n:q:o:s:D:Ujh")) != -1) {
 		switch (opt) {
 		case 'd':
-			index = parse_num(optarg, "device", 63);
+			index = parse_num(optarg, "device", 0, 63);
 			break;
 		case 'n':
-			njobs = parse_num(optarg, "job count", 1000000);
+			njobs = parse_num(optarg, "job count", 1, 1000000);
 			break;
 		case 'q':
 			nq = parse_list(optarg, "queue list", queues, MAX_QUEUES, false);
@@ -192,14 +193,14 @@ int main(int argc, char **argv)
 			nops = parse_list(optarg, "op list", ops, MAX_OPS, true);
 			break;
 		case 's':
-			size = parse_num(optarg, "size", 1 << 24);
+			size = parse_num(optarg, "size", 1, 1 << 24);
 			if (size % 4096) {
 				fprintf(stderr, "fracload: size must be a multiple of 4096\n");
 				return 2;
 			}
 			break;
 		case 'D':
-			depth = parse_num(optarg, "depth", MAX_DEPTH);
+			depth = parse_num(optarg, "depth", 1, MAX_DEPTH);
 			break;
 		case 'j':
 			json = true;
