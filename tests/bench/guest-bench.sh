@@ -64,6 +64,40 @@ fio_run() {	# name iodepth engine [extra]
 	    --time_based --runtime="${4:-3}" --ramp_time=1 --output-format=json
 }
 
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime of PID
+p5_once() {	# repetition: writes p5-fractop-R.json and p5-top-R.json
+	local r=$1 sock=/tmp/p5-tmux.$1 lp fp t0 t1 w0 w1 hz ts
+	hz=$(getconf CLK_TCK)
+	bpf/fracload -n 1000000 -q "$(seq -s, 0 $(($(cat /sys/class/accel/accel$main/device/frac/num_queues) - 1)))" \
+		-o copy,gemm -D 4 -d "$main" > /dev/null 2> "$out/p5-fracload-$r.err" &
+	lp=$!
+	TERM=xterm-256color tmux -S "$sock" new-session -d -x 120 -y 40 \
+		"LANG=C.UTF-8 tools/fractop/fractop -D $main -d 1"
+	# Ready: the latency pane says how it attached (the BPF load is over) and a sample drew.
+	for _ in $(seq 600); do
+		tmux -S "$sock" capture-pane -p 2>/dev/null | grep -q "attached with" && break
+		sleep 0.1
+	done
+	fp=$(pgrep -n -x fractop) || { tmux -S "$sock" kill-server; kill -TERM "$lp"; wait "$lp"; return 1; }
+	sleep 2
+	t0=$(cpu_ticks "$fp") w0=$(date +%s.%N)
+	ts=$(bash -c 'top -b -d 1 -n 60 > /dev/null; times' | tail -n 1)
+	t1=$(cpu_ticks "$fp") w1=$(date +%s.%N)
+	tmux -S "$sock" kill-server
+	kill -TERM "$lp"; wait "$lp" || true
+	python3 - "$t0" "$t1" "$hz" "$w0" "$w1" "$ts" "$out/p5-fractop-$r.json" "$out/p5-top-$r.json" <<'EOF'
+import json, re, sys
+t0, t1, hz, w0, w1, ts, fo, to = sys.argv[1:]
+def secs(x):	# bash times: 0m1.234s
+    m, s = re.fullmatch(r"(\d+)m([\d.]+)s", x).groups()
+    return int(m) * 60 + float(s)
+u, s = ts.split()
+window = float(w1) - float(w0)
+json.dump({"cpu_s": (int(t1) - int(t0)) / int(hz), "window_s": window}, open(fo, "w"))
+json.dump({"cpu_s": secs(u) + secs(s), "window_s": window}, open(to, "w"))
+EOF
+}
+
 for r in $(seq 1 "$reps"); do
 	echo "guest-bench: repetition $r of $reps" >&2
 	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read. -L: on the submitting
@@ -98,6 +132,14 @@ for r in $(seq 1 "$reps"); do
 			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
 			stop "${pids[@]}"
 		fi
+	fi
+	# P5: fractop's CPU time over 60 s at its default 1 s refresh (the screen under tmux, the
+	# BPF latency pane on, a workload on every queue), against procps `top -b -d 1 -n 60` run
+	# over the same 60 s. fractop's is the delta of its utime+stime across the window (after
+	# its BPF load and first draw), top's its whole run (bash's `times` for the child).
+	if [ -x tools/fractop/fractop ] && [ -x bpf/fracload ] && command -v tmux > /dev/null &&
+	   command -v top > /dev/null; then
+		p5_once "$r" || echo "guest-bench: P5 repetition $r failed" >&2
 	fi
 	# T: disabled tracepoints against a frac.ko built without them, in turn.
 	if [ -n "${FRAC_NOTRACE_KO:-}" ] && [ -f "$FRAC_NOTRACE_KO" ]; then

@@ -156,6 +156,15 @@ def main():
     else:
         print("P4   not measured: bpf/fraclat, fracirq and fracdma are not built")
 
+    p5f, p5t = load(raw, "p5-fractop"), load(raw, "p5-top")
+    if p5f and p5t:
+        res["P5"] = line("P5", "fractop CPU s per 60 s (1 s, BPF)",
+                         {r: d["cpu_s"] for r, d in p5f.items()},
+                         "top -b -d 1 CPU s, same 60 s", {r: d["cpu_s"] for r, d in p5t.items()},
+                         "s", 1, 2, "fractop/top (goal <= 0.5)")
+    else:
+        print("P5   not measured: tools/fractop, bpf/fracload, tmux or top missing")
+
     # T: the same runs with frac.ko built without tracepoints and with them disabled,
     # two of each per repetition in alternating order; their mean per repetition.
     def tload(pattern, key):
