@@ -629,7 +629,8 @@ kill $bpid 2>/dev/null; wait $bpid 2>/dev/null
 DASH=../../dashboards/grafana/fractop.json
 if [ $mknod_ok = 1 ]; then
 	check "dashboard: parses, panels well formed, every expr's frac_ metric is exported" \
-		tests/dashcheck.py "$DASH" "$T/prom.txt" "$T/dash-rules.yml"
+		tests/dashcheck.py --bpf-families frac_job_latency_seconds "$DASH" "$T/prom.txt" \
+			"$T/dash-rules.yml"
 	sed 's/frac_clients{/frac_clientz{/' "$DASH" > "$T/bad-dash.json"
 	check "dashboard check refuses a metric the exporter does not export" \
 		bash -c "! tests/dashcheck.py '$T/bad-dash.json' '$T/prom.txt' > '$T/bad-dash.out' 2>&1 &&
