@@ -261,7 +261,13 @@ static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
 /* frac_queue.c */
 int frac_queues_init(struct frac_device *fdev);
 void frac_queue_hw_start(struct frac_queue *q);
+void frac_device_init_regs(struct frac_device *fdev);
+int frac_job_sched_init(struct frac_queue *q);
 u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq);
+void frac_job_complete(struct frac_job *job, int status, u64 result,
+		       u64 t_start, u64 t_end);
+
+/* frac_reset.c */
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 			      int guilty_err, int err);
 void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty);
@@ -271,6 +277,7 @@ void frac_device_reset_prepare(struct frac_device *fdev, int err);
 void frac_device_reset_done(struct frac_device *fdev);
 void frac_device_stop(struct frac_device *fdev);
 void frac_reset_work(struct work_struct *work);
+void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job);
 
 /* frac_irq.c */
 int frac_irq_init(struct frac_device *fdev);
@@ -286,15 +293,12 @@ int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 bool frac_bo_is_devmem(struct drm_gem_object *obj);
 
 /* frac_job.c */
-int frac_job_sched_init(struct frac_queue *q);
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_file_jobs_init(struct frac_file *ff);
 void frac_file_put(struct frac_file *ff);
 void frac_file_jobs_fini(struct frac_file *ff);
 void frac_job_put_work(struct work_struct *work);
-void frac_job_complete(struct frac_job *job, int status, u64 result,
-		       u64 t_start, u64 t_end);
 __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
 
 /* frac_coredump.c */

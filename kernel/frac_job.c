@@ -2,8 +2,10 @@
 /*
  * Copyright (c) 2026 The frac authors
  *
- * Jobs: validation of command lists, scheduling through drm_sched, descriptor
- * building, fences, waits and the job timeout.
+ * Jobs: validation of command lists and SUBMIT, a job's references and the
+ * puts of its BOs (free_job), per-file job state, WAIT and poll. The ring
+ * side of a job (descriptors, run_job, completion, the timeout) is
+ * frac_queue.c's; recovery is frac_reset.c's.
  */
 
 #include <linux/dma-resv.h>
@@ -18,34 +20,6 @@
 #include "frac_drv.h"
 #include "frac_job.h"
 #include "frac_trace.h"
-
-static unsigned int frac_job_timeout_ms = 5000;
-module_param_named(job_timeout_ms, frac_job_timeout_ms, uint, 0444);
-MODULE_PARM_DESC(job_timeout_ms, "Job timeout before its queue is reset (ms)");
-
-/* ---- Hardware fences ---------------------------------------------------- */
-
-struct frac_fence {
-	struct dma_fence base;
-	struct frac_queue *q;
-};
-
-static const char *frac_fence_driver_name(struct dma_fence *fence)
-{
-	return DRIVER_NAME;
-}
-
-static const char *frac_fence_timeline_name(struct dma_fence *fence)
-{
-	struct frac_fence *f = container_of(fence, struct frac_fence, base);
-
-	return f->q->sched.name;
-}
-
-static const struct dma_fence_ops frac_fence_ops = {
-	.get_driver_name = frac_fence_driver_name,
-	.get_timeline_name = frac_fence_timeline_name,
-};
 
 /* ---- Job lifetime ------------------------------------------------------- */
 
@@ -79,214 +53,6 @@ static void frac_job_put_bos(struct frac_job *job)
 }
 
 /*
- * Record the job's outcome and signal its hardware fence. Called with the
- * queue's cq_lock held, from the IRQ or a reset; the job may be freed as soon
- * as the fence signals, so nothing touches it after.
- */
-void frac_job_complete(struct frac_job *job, int status, u64 result,
-		       u64 t_start, u64 t_end)
-{
-	struct frac_file *ff = job->ff;
-	struct frac_queue *q = job->q;
-	struct frac_device *fdev = q->fdev;
-	u32 ctx = ff->id, id = job->id;
-	u64 seqno = job->seqno;
-
-	lockdep_assert_held(&q->cq_lock);
-	job->status = status;
-	job->result = result;
-	job->t_start = t_start;
-	job->t_end = t_end;
-	if (status) {
-		atomic64_inc(&q->jobs_failed);
-		atomic64_inc(&ff->jobs_failed);
-		dma_fence_set_error(job->hw_fence, status);
-	} else {
-		atomic64_inc(&q->jobs_completed);
-		atomic64_inc(&ff->jobs_done);
-	}
-	if (t_end > t_start)
-		atomic64_add(t_end - t_start, &ff->engine_ns[q->id]);
-	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
-				frac_dev_to_host_ns(fdev, t_start),
-				frac_dev_to_host_ns(fdev, t_end), result);
-	/*
-	 * Before the signal, as dma_fence's own tracepoint: once signalled, a
-	 * waiter on another CPU may run, and submit, before an event logged here
-	 * afterwards.
-	 */
-	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
-	/*
-	 * Once signalled, the job may be freed, and with its reference the
-	 * file: frac_file_release() frees it after an RCU grace period, so
-	 * the wait queue stays valid until rcu_read_unlock().
-	 */
-	rcu_read_lock();
-	dma_fence_signal(job->hw_fence);
-	/* The job may be gone now. */
-	wake_up_all(&ff->wq);
-	rcu_read_unlock();
-}
-
-/* ---- Descriptors -------------------------------------------------------- */
-
-/* frac_build_desc() passes these uAPI values to the device unchanged. */
-static_assert(DRM_FRAC_OP_NOP == FRAC_OP_NOP && DRM_FRAC_OP_COPY == FRAC_OP_COPY &&
-	      DRM_FRAC_OP_FILL == FRAC_OP_FILL && DRM_FRAC_OP_CRC32C == FRAC_OP_CRC32C &&
-	      DRM_FRAC_OP_GEMM == FRAC_OP_GEMM && DRM_FRAC_OP_TIMESTAMP == FRAC_OP_TIMESTAMP,
-	      "uAPI opcodes are the device's");
-static_assert(DRM_FRAC_GEMM_FP32 == FRAC_GEMM_FP32 && DRM_FRAC_GEMM_INT8 == FRAC_GEMM_INT8,
-	      "uAPI GEMM types are the device's");
-static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES,
-	      "a job's commands fit the ring (the scheduler's credits)");
-
-/*
- * Point a descriptor operand at @op. Device BOs are offsets in device memory.
- * A host range inside one DMA segment is a plain address; otherwise the slot's
- * SG area gets the partial first segment and a chain to the rest of the BO's
- * prebuilt list, so no SG list is built per job.
- */
-static u64 frac_operand_addr(struct frac_queue *q, u32 slot, u32 opnd,
-			     const struct frac_operand *op, u8 *flags,
-			     u8 devmem_flag, u8 sgl_flag)
-{
-	struct frac_bo *bo;
-	u64 pos = 0, skip;
-	u32 i;
-
-	if (!op->bo)
-		return 0;
-	bo = to_frac_bo(op->bo);
-	if (bo->flags & DRM_FRAC_BO_DEVMEM) {
-		*flags |= devmem_flag;
-		return bo->node.start + op->offset;
-	}
-	for (i = 0; i < bo->nsegs; i++) {
-		u32 seglen = le32_to_cpu(bo->sgl[i].len);
-
-		if (op->offset < pos + seglen)
-			break;
-		pos += seglen;
-	}
-	if (WARN_ON_ONCE(i == bo->nsegs))
-		return 0;
-	skip = op->offset - pos;
-	if (skip + op->len <= le32_to_cpu(bo->sgl[i].len))
-		return le64_to_cpu(bo->sgl[i].addr) + skip;
-
-	{
-		u32 idx = slot * FRAC_SLOT_SGES + opnd * 2;
-		struct frac_sge *sge = &q->sgl[idx];
-
-		sge[0].addr = cpu_to_le64(le64_to_cpu(bo->sgl[i].addr) + skip);
-		sge[0].len = cpu_to_le32(le32_to_cpu(bo->sgl[i].len) - skip);
-		sge[0].flags = 0;
-		sge[1].addr = cpu_to_le64(bo->sgl_dma + (u64)(i + 1) * sizeof(*sge));
-		sge[1].len = cpu_to_le32(bo->nsegs - i - 1);
-		sge[1].flags = cpu_to_le32(FRAC_SGE_CHAIN);
-		*flags |= sgl_flag;
-		return q->sgl_dma + (u64)idx * sizeof(*sge);
-	}
-}
-
-static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job,
-			    const struct frac_cmd *cmd, bool last)
-{
-	struct frac_desc *d = &q->sq[slot];
-	/* One interrupt per job: for its last command. */
-	u8 flags = last ? 0 : FRAC_DF_NO_IRQ;
-	u64 src, dst, aux;
-	int i;
-
-	src = frac_operand_addr(q, slot, 0, &cmd->src, &flags, FRAC_DF_SRC_DEVMEM,
-				FRAC_DF_SRC_SGL);
-	dst = frac_operand_addr(q, slot, 1, &cmd->dst, &flags, FRAC_DF_DST_DEVMEM,
-				FRAC_DF_DST_SGL);
-	aux = frac_operand_addr(q, slot, 2, &cmd->aux, &flags, FRAC_DF_AUX_DEVMEM,
-				FRAC_DF_AUX_SGL);
-
-	d->opcode = cmd->args.op;
-	d->flags = flags;
-	d->rsvd0 = 0;
-	d->rsvd1 = 0;
-	d->job_id = cpu_to_le64(job->seqno);
-	d->src = cpu_to_le64(src);
-	d->dst = cpu_to_le64(dst);
-	d->aux = cpu_to_le64(aux);
-	d->len = cpu_to_le64(cmd->args.op == DRM_FRAC_OP_GEMM ? 0 : cmd->args.len);
-	for (i = 0; i < 4; i++)
-		d->arg[i] = cpu_to_le32(cmd->args.arg[i]);
-}
-
-/* ---- Scheduler backend -------------------------------------------------- */
-
-static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
-{
-	struct frac_job *job = to_frac_job(sched_job);
-	struct frac_queue *q = job->q;
-	struct frac_device *fdev = q->fdev;
-	struct frac_fence *f = container_of(job->hw_fence, struct frac_fence, base);
-	unsigned long flags;
-	u32 i, slot = 0;
-	int idx;
-
-	if (!drm_dev_enter(&fdev->drm, &idx))
-		return ERR_PTR(-ENODEV);
-	if (unlikely(READ_ONCE(fdev->wedged))) {
-		drm_dev_exit(idx);
-		return ERR_PTR(-EIO);
-	}
-	if (unlikely(sched_job->s_fence->finished.error)) {
-		drm_dev_exit(idx);
-		return ERR_PTR(sched_job->s_fence->finished.error);
-	}
-
-	job->seqno = ++q->seqno;
-	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
-			   job->ncmds, q->sq_tail);
-	f->q = q;
-	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
-		       job->seqno);
-
-	job->ring_first = q->sq_tail;
-	for (i = 0; i < job->ncmds; i++) {
-		slot = q->sq_tail;
-		frac_build_desc(q, slot, job, &job->cmds[i], i == job->ncmds - 1);
-		q->sq_tail = (slot + 1) & (q->size - 1);
-	}
-
-	spin_lock_irqsave(&q->cq_lock, flags);
-	q->slot_job[slot] = job;
-	spin_unlock_irqrestore(&q->cq_lock, flags);
-
-	/* Counted first: a reader must never see a job completed before submitted. */
-	atomic64_inc(&q->jobs_submitted);
-	/* writel() orders the descriptor and SG writes before the doorbell. */
-	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
-	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
-				job->ncmds, q->sq_tail);
-	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u\n", q->id, job->seqno,
-		 job->ncmds, q->sq_tail);
-	drm_dev_exit(idx);
-
-	/* The scheduler takes this reference; the job keeps its own. */
-	return dma_fence_get(job->hw_fence);
-}
-
-/*
- * A wedged device may still write what the job named: keep the job's BO
- * references for good (they are never put, so the memory is never reused),
- * and count them in debugfs. Leaking is the only safe choice left.
- */
-static void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job)
-{
-	atomic64_add(job->nbos, &fdev->bos_kept);
-	kfree(job->bos);
-	job->bos = NULL;
-	job->nbos = 0;
-}
-
-/*
  * The BO puts and the last reference of jobs freed during a recovery, in
  * process context without fdev->reset_lock: putting an imported BO takes its
  * exporter's reservation lock, whose holder may be waiting for a fence that
@@ -306,7 +72,8 @@ void frac_job_put_work(struct work_struct *work)
 	}
 }
 
-static void frac_job_free(struct drm_sched_job *sched_job)
+/* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
+void frac_job_free(struct drm_sched_job *sched_job)
 {
 	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_device *fdev = job->fdev;
@@ -330,129 +97,6 @@ static void frac_job_free(struct drm_sched_job *sched_job)
 	if (atomic_dec_and_test(&fdev->sched_jobs))
 		wake_up_all(&fdev->sched_jobs_wq);
 }
-
-/*
- * Has the job's hardware fence signalled, with its callbacks done? Under the
- * fence's lock: dma_fence_signal() sets the flag before it runs the
- * callbacks, and holds the lock until they are done.
- */
-static bool frac_job_hw_ended(struct frac_job *job)
-{
-	unsigned long flags;
-	bool ended;
-
-	/* run_job() refused it: drm_sched ended it with that errno. */
-	if (!job->hw_fence->ops)
-		return true;
-	spin_lock_irqsave(job->hw_fence->lock, flags);
-	ended = test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->hw_fence->flags);
-	spin_unlock_irqrestore(job->hw_fence->lock, flags);
-	return ended;
-}
-
-/*
- * A job outlived the job timeout; drm_sched took it off the pending list
- * before calling us. A job ends only through its hardware fence, and only
- * once the ring no longer holds it (frac_queue_process_cq(),
- * frac_queue_fail_inflight()): drm_sched must never free a job the device
- * may still run. The cases:
- *  - it already ended (a reset, or a completion whose interrupt was lost,
- *    which the ring shows): free it ourselves, as drm_sched_job_timedout()
- *    frees a guilty job that completed. drm_sched_stop()/start() would
- *    cancel the innocent jobs still running behind it, and 6.12 has no
- *    status to hand a falsely timed-out job back (DRM_GPU_SCHED_STAT_NO_HANG
- *    came in 6.17);
- *  - it hung: frac_queue_recover() resets the queue, waits until the device
- *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
- *    around that;
- *  - the device is being removed: frac_device_stop() ends the ring's jobs;
- *    wait for that, then free it as one that ended.
- */
-static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job)
-{
-	struct frac_job *job = to_frac_job(sched_job);
-	struct frac_queue *q = job->q;
-	struct frac_device *fdev = q->fdev;
-	bool ended;
-	int idx;
-
-	/* No run_job while we look at the job, or reset the ring. */
-	drm_sched_wqueue_stop(&q->sched);
-
-	if (!drm_dev_enter(&fdev->drm, &idx)) {
-		/*
-		 * Being removed: frac_device_stop() ends every job on the ring
-		 * through its hardware fence, with -ENODEV; wait for that and
-		 * free the job, as for one that ended.
-		 */
-		if (!frac_job_hw_ended(job))
-			dma_fence_wait(job->hw_fence, false);
-		frac_job_hw_ended(job);	/* its callbacks are done */
-		frac_job_free(sched_job);
-		drm_sched_wqueue_start(&q->sched);
-		return DRM_GPU_SCHED_STAT_ENODEV;
-	}
-
-	mutex_lock(&fdev->reset_lock);
-	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
-	ended = frac_job_hw_ended(job);
-	if (!ended) {
-		/* Counts what it finds as lost interrupts. */
-		frac_queue_process_cq(q, true);
-		ended = frac_job_hw_ended(job);
-		trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
-				       ended);
-	}
-	if (!ended && fdev->in_pci_reset) {
-		/*
-		 * Not reached: reset_prepare() quiesced the device and ended
-		 * every job on the rings. Were it, the device is quiesced:
-		 * ending the job here is safe.
-		 */
-		frac_queue_fail_inflight(q, job, -ETIMEDOUT, -ECANCELED);
-		ended = true;
-	}
-	if (ended) {
-		frac_job_free(sched_job);
-		/* A PCI reset in progress restarts the scheduler when done. */
-		if (!fdev->in_pci_reset)
-			drm_sched_wqueue_start(&q->sched);
-	} else {
-		atomic64_inc(&q->timeouts);
-		frac_warn(fdev, "q%u seqno %llu (context %u job %u) timed out, resetting queue\n",
-			  q->id, job->seqno, job->ff->id, job->id);
-		frac_queue_recover_locked(q, job);
-	}
-	fdev->recovering = false;
-	mutex_unlock(&fdev->reset_lock);
-	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
-static const struct drm_sched_backend_ops frac_sched_ops = {
-	.run_job = frac_job_run,
-	.timedout_job = frac_job_timedout,
-	.free_job = frac_job_free,
-};
-
-int frac_job_sched_init(struct frac_queue *q)
-{
-	struct frac_device *fdev = q->fdev;
-
-	/*
-	 * In the queue, not devm: fences (sync_files) name their timeline by it
-	 * after the PCI device is unbound, for as long as the DRM device lives
-	 * (KASAN saw a devm copy read after removal).
-	 */
-	snprintf(q->name, sizeof(q->name), "frac-q%u", q->id);
-
-	/* Credits are ring slots: one per command, so the ring never overflows. */
-	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
-			      DRM_SCHED_PRIORITY_COUNT, q->size - 1, 0,
-			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
-			      q->name, fdev->drm.dev);
-}
-ALLOW_ERROR_INJECTION(frac_job_sched_init, ERRNO);
 
 /* ---- Per-file state ----------------------------------------------------- */
 

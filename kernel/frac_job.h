@@ -13,6 +13,12 @@
 
 #include "frac_drv.h"
 
+/* A job's hardware fence, on its queue's timeline (frac_queue.c) */
+struct frac_fence {
+	struct dma_fence base;
+	struct frac_queue *q;
+};
+
 /* An operand resolved at submit time: the BO holds a reference. */
 struct frac_operand {
 	struct drm_gem_object *bo;
@@ -65,5 +71,6 @@ static inline struct frac_job *to_frac_job(struct drm_sched_job *sched_job)
 }
 
 void frac_job_put(struct frac_job *job);
+void frac_job_free(struct drm_sched_job *sched_job);
 
 #endif /* __FRAC_JOB_H__ */

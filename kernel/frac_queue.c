@@ -2,12 +2,16 @@
 /*
  * Copyright (c) 2026 The frac authors
  *
- * Hardware queues: ring memory, completion processing and resets.
+ * Hardware queues, one ring's story in one place (as nvme pci.c): ring memory
+ * and registers, the producer (descriptor building, run_job, the doorbell),
+ * the consumer (completion records, job completion and its fence) and the
+ * lost-interrupt check of the job timeout, and the drm_sched scheduler on each
+ * ring. Recovery (resets, quiesce, removal) is frac_reset.c's.
  */
 
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
-#include <linux/iopoll.h>
+#include <linux/moduleparam.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
@@ -15,6 +19,12 @@
 #include "frac_drv.h"
 #include "frac_job.h"
 #include "frac_trace.h"
+
+static unsigned int frac_job_timeout_ms = 5000;
+module_param_named(job_timeout_ms, frac_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms, "Job timeout before its queue is reset (ms)");
+
+/* ---- Ring memory and registers ------------------------------------------ */
 
 static void frac_queue_hw_program(struct frac_queue *q)
 {
@@ -46,9 +56,235 @@ void frac_queue_hw_start(struct frac_queue *q)
 	frac_queue_hw_program(q);
 }
 
+void frac_device_init_regs(struct frac_device *fdev)
+{
+	u32 i;
+
+	frac_wr(fdev, FRAC_REG_DMA_BITS, fdev->dma_bits);
+	for (i = 0; i < fdev->num_queues; i++)
+		frac_queue_hw_start(&fdev->queues[i]);
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
+}
+
+/* ---- Hardware fences ---------------------------------------------------- */
+
+static const char *frac_fence_driver_name(struct dma_fence *fence)
+{
+	return DRIVER_NAME;
+}
+
+static const char *frac_fence_timeline_name(struct dma_fence *fence)
+{
+	struct frac_fence *f = container_of(fence, struct frac_fence, base);
+
+	return f->q->sched.name;
+}
+
+static const struct dma_fence_ops frac_fence_ops = {
+	.get_driver_name = frac_fence_driver_name,
+	.get_timeline_name = frac_fence_timeline_name,
+};
+
+/* ---- Descriptors -------------------------------------------------------- */
+
+/* frac_build_desc() passes these uAPI values to the device unchanged. */
+static_assert(DRM_FRAC_OP_NOP == FRAC_OP_NOP && DRM_FRAC_OP_COPY == FRAC_OP_COPY &&
+	      DRM_FRAC_OP_FILL == FRAC_OP_FILL && DRM_FRAC_OP_CRC32C == FRAC_OP_CRC32C &&
+	      DRM_FRAC_OP_GEMM == FRAC_OP_GEMM && DRM_FRAC_OP_TIMESTAMP == FRAC_OP_TIMESTAMP,
+	      "uAPI opcodes are the device's");
+static_assert(DRM_FRAC_GEMM_FP32 == FRAC_GEMM_FP32 && DRM_FRAC_GEMM_INT8 == FRAC_GEMM_INT8,
+	      "uAPI GEMM types are the device's");
+static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES,
+	      "a job's commands fit the ring (the scheduler's credits)");
+
+/*
+ * Point a descriptor operand at @op. Device BOs are offsets in device memory.
+ * A host range inside one DMA segment is a plain address; otherwise the slot's
+ * SG area gets the partial first segment and a chain to the rest of the BO's
+ * prebuilt list, so no SG list is built per job.
+ */
+static u64 frac_operand_addr(struct frac_queue *q, u32 slot, u32 opnd,
+			     const struct frac_operand *op, u8 *flags,
+			     u8 devmem_flag, u8 sgl_flag)
+{
+	struct frac_bo *bo;
+	u64 pos = 0, skip;
+	u32 i;
+
+	if (!op->bo)
+		return 0;
+	bo = to_frac_bo(op->bo);
+	if (bo->flags & DRM_FRAC_BO_DEVMEM) {
+		*flags |= devmem_flag;
+		return bo->node.start + op->offset;
+	}
+	for (i = 0; i < bo->nsegs; i++) {
+		u32 seglen = le32_to_cpu(bo->sgl[i].len);
+
+		if (op->offset < pos + seglen)
+			break;
+		pos += seglen;
+	}
+	if (WARN_ON_ONCE(i == bo->nsegs))
+		return 0;
+	skip = op->offset - pos;
+	if (skip + op->len <= le32_to_cpu(bo->sgl[i].len))
+		return le64_to_cpu(bo->sgl[i].addr) + skip;
+
+	{
+		u32 idx = slot * FRAC_SLOT_SGES + opnd * 2;
+		struct frac_sge *sge = &q->sgl[idx];
+
+		sge[0].addr = cpu_to_le64(le64_to_cpu(bo->sgl[i].addr) + skip);
+		sge[0].len = cpu_to_le32(le32_to_cpu(bo->sgl[i].len) - skip);
+		sge[0].flags = 0;
+		sge[1].addr = cpu_to_le64(bo->sgl_dma + (u64)(i + 1) * sizeof(*sge));
+		sge[1].len = cpu_to_le32(bo->nsegs - i - 1);
+		sge[1].flags = cpu_to_le32(FRAC_SGE_CHAIN);
+		*flags |= sgl_flag;
+		return q->sgl_dma + (u64)idx * sizeof(*sge);
+	}
+}
+
+static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job,
+			    const struct frac_cmd *cmd, bool last)
+{
+	struct frac_desc *d = &q->sq[slot];
+	/* One interrupt per job: for its last command. */
+	u8 flags = last ? 0 : FRAC_DF_NO_IRQ;
+	u64 src, dst, aux;
+	int i;
+
+	src = frac_operand_addr(q, slot, 0, &cmd->src, &flags, FRAC_DF_SRC_DEVMEM,
+				FRAC_DF_SRC_SGL);
+	dst = frac_operand_addr(q, slot, 1, &cmd->dst, &flags, FRAC_DF_DST_DEVMEM,
+				FRAC_DF_DST_SGL);
+	aux = frac_operand_addr(q, slot, 2, &cmd->aux, &flags, FRAC_DF_AUX_DEVMEM,
+				FRAC_DF_AUX_SGL);
+
+	d->opcode = cmd->args.op;
+	d->flags = flags;
+	d->rsvd0 = 0;
+	d->rsvd1 = 0;
+	d->job_id = cpu_to_le64(job->seqno);
+	d->src = cpu_to_le64(src);
+	d->dst = cpu_to_le64(dst);
+	d->aux = cpu_to_le64(aux);
+	d->len = cpu_to_le64(cmd->args.op == DRM_FRAC_OP_GEMM ? 0 : cmd->args.len);
+	for (i = 0; i < 4; i++)
+		d->arg[i] = cpu_to_le32(cmd->args.arg[i]);
+}
+
+/* ---- run_job: descriptors onto the ring, the doorbell ------------------- */
+
+static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
+{
+	struct frac_job *job = to_frac_job(sched_job);
+	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	struct frac_fence *f = container_of(job->hw_fence, struct frac_fence, base);
+	unsigned long flags;
+	u32 i, slot = 0;
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
+	if (unlikely(READ_ONCE(fdev->wedged))) {
+		drm_dev_exit(idx);
+		return ERR_PTR(-EIO);
+	}
+	if (unlikely(sched_job->s_fence->finished.error)) {
+		drm_dev_exit(idx);
+		return ERR_PTR(sched_job->s_fence->finished.error);
+	}
+
+	job->seqno = ++q->seqno;
+	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+			   job->ncmds, q->sq_tail);
+	f->q = q;
+	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
+		       job->seqno);
+
+	job->ring_first = q->sq_tail;
+	for (i = 0; i < job->ncmds; i++) {
+		slot = q->sq_tail;
+		frac_build_desc(q, slot, job, &job->cmds[i], i == job->ncmds - 1);
+		q->sq_tail = (slot + 1) & (q->size - 1);
+	}
+
+	spin_lock_irqsave(&q->cq_lock, flags);
+	q->slot_job[slot] = job;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+
+	/* Counted first: a reader must never see a job completed before submitted. */
+	atomic64_inc(&q->jobs_submitted);
+	/* writel() orders the descriptor and SG writes before the doorbell. */
+	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
+	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+				job->ncmds, q->sq_tail);
+	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u\n", q->id, job->seqno,
+		 job->ncmds, q->sq_tail);
+	drm_dev_exit(idx);
+
+	/* The scheduler takes this reference; the job keeps its own. */
+	return dma_fence_get(job->hw_fence);
+}
+
+/* ---- Completion --------------------------------------------------------- */
+
 static int frac_status_errno(u32 status)
 {
 	return status == FRAC_STATUS_OK ? 0 : -EIO;
+}
+
+/*
+ * Record the job's outcome and signal its hardware fence. Called with the
+ * queue's cq_lock held, from the IRQ or a reset; the job may be freed as soon
+ * as the fence signals, so nothing touches it after.
+ */
+void frac_job_complete(struct frac_job *job, int status, u64 result,
+		       u64 t_start, u64 t_end)
+{
+	struct frac_file *ff = job->ff;
+	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	u32 ctx = ff->id, id = job->id;
+	u64 seqno = job->seqno;
+
+	lockdep_assert_held(&q->cq_lock);
+	job->status = status;
+	job->result = result;
+	job->t_start = t_start;
+	job->t_end = t_end;
+	if (status) {
+		atomic64_inc(&q->jobs_failed);
+		atomic64_inc(&ff->jobs_failed);
+		dma_fence_set_error(job->hw_fence, status);
+	} else {
+		atomic64_inc(&q->jobs_completed);
+		atomic64_inc(&ff->jobs_done);
+	}
+	if (t_end > t_start)
+		atomic64_add(t_end - t_start, &ff->engine_ns[q->id]);
+	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
+				frac_dev_to_host_ns(fdev, t_start),
+				frac_dev_to_host_ns(fdev, t_end), result);
+	/*
+	 * Before the signal, as dma_fence's own tracepoint: once signalled, a
+	 * waiter on another CPU may run, and submit, before an event logged here
+	 * afterwards.
+	 */
+	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
+	/*
+	 * Once signalled, the job may be freed, and with its reference the
+	 * file: frac_file_release() frees it after an RCU grace period, so
+	 * the wait queue stays valid until rcu_read_unlock().
+	 */
+	rcu_read_lock();
+	dma_fence_signal(job->hw_fence);
+	/* The job may be gone now. */
+	wake_up_all(&ff->wq);
+	rcu_read_unlock();
 }
 
 /*
@@ -128,328 +364,134 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	return ended;
 }
 
+/* ---- The job timeout: a lost interrupt, or recovery --------------------- */
+
 /*
- * End every job the ring holds: @guilty with @guilty_err, the rest with @err.
- * Called with fdev->reset_lock held, once the device queue has quiesced (a
- * reset confirmed by the device), so no record arrives and no DMA of these
- * jobs happens any more.
+ * Has the job's hardware fence signalled, with its callbacks done? Under the
+ * fence's lock: dma_fence_signal() sets the flag before it runs the
+ * callbacks, and holds the lock until they are done.
  */
-void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
-			      int guilty_err, int err)
+static bool frac_job_hw_ended(struct frac_job *job)
 {
 	unsigned long flags;
-	u32 i;
+	bool ended;
 
-	/* Only a reset, with the device quiesced, may end jobs on a ring. */
-	lockdep_assert_held(&q->fdev->reset_lock);
-	spin_lock_irqsave(&q->cq_lock, flags);
-	/* In ring order: fences on one timeline signal in seqno order. */
-	for (i = 0; i < q->size; i++) {
-		u32 slot = (q->cq_head + i) & (q->size - 1);
-		struct frac_job *job = q->slot_job[slot];
-
-		if (!job)
-			continue;
-		q->slot_job[slot] = NULL;
-		frac_job_complete(job, job == guilty ? guilty_err : err, 0, 0, 0);
-	}
-	q->part_status = 0;
-	q->part_started = false;
-	/*
-	 * And the records the reset left: an interrupt handler running before
-	 * frac_queue_hw_start() must find nothing to consume, or it would
-	 * ring the CQ doorbell of a queue in reset.
-	 */
-	memset(q->cq, 0, q->size * sizeof(*q->cq));
-	q->cq_head = 0;
-	q->phase = true;
-	spin_unlock_irqrestore(&q->cq_lock, flags);
+	/* run_job() refused it: drm_sched ended it with that errno. */
+	if (!job->hw_fence->ops)
+		return true;
+	spin_lock_irqsave(job->hw_fence->lock, flags);
+	ended = test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->hw_fence->flags);
+	spin_unlock_irqrestore(job->hw_fence->lock, flags);
+	return ended;
 }
 
 /*
- * The quiesce handshake (docs/hw-spec.md 8): a reset is over, and the memory
- * the device's jobs named may be reused, only once the device says it has
- * stopped touching it. A register reading all ones is a device that has
- * gone from the bus, which does no DMA either.
+ * A job outlived the job timeout; drm_sched took it off the pending list
+ * before calling us. A job ends only through its hardware fence, and only
+ * once the ring no longer holds it (frac_queue_process_cq(),
+ * frac_queue_fail_inflight()): drm_sched must never free a job the device
+ * may still run. The cases:
+ *  - it already ended (a reset, or a completion whose interrupt was lost,
+ *    which the ring shows): free it ourselves, as drm_sched_job_timedout()
+ *    frees a guilty job that completed. drm_sched_stop()/start() would
+ *    cancel the innocent jobs still running behind it, and 6.12 has no
+ *    status to hand a falsely timed-out job back (DRM_GPU_SCHED_STAT_NO_HANG
+ *    came in 6.17);
+ *  - it hung: frac_queue_recover() resets the queue, waits until the device
+ *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
+ *    around that;
+ *  - the device is being removed: frac_device_stop() ends the ring's jobs;
+ *    wait for that, then free it as one that ended.
  */
-#define FRAC_RESET_POLL_US	10
-
-/* Reset queue @q in the device and wait until it has quiesced. */
-static noinline int frac_queue_hw_reset(struct frac_queue *q)
+static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job)
 {
+	struct frac_job *job = to_frac_job(sched_job);
+	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
-	u32 sts;
-	int ret;
-
-	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
-	ret = readl_poll_timeout(fdev->regs + FRAC_QREG(q->id, FRAC_Q_STATUS), sts,
-				 sts == U32_MAX || !(sts & FRAC_QSTS_RESETTING),
-				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
-	if (ret)
-		frac_err(fdev, "q%u still resetting after %u ms\n", q->id,
-			 FRAC_RESET_TIMEOUT_MS);
-	return ret;
-}
-ALLOW_ERROR_INJECTION(frac_queue_hw_reset, ERRNO);
-
-/* Global reset; waits until every queue has quiesced. */
-int frac_device_hw_reset(struct frac_device *fdev)
-{
-	u32 ctrl, sts;
-	int ret;
-
-	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
-	ret = readl_poll_timeout(fdev->regs + FRAC_REG_CONTROL, ctrl,
-				 ctrl == U32_MAX || !(ctrl & FRAC_CTRL_RESET),
-				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
-	if (ret) {
-		frac_err(fdev, "device still resetting after %u ms\n", FRAC_RESET_TIMEOUT_MS);
-		return ret;
-	}
-	if (ctrl == U32_MAX)
-		return 0;
-	sts = frac_rd(fdev, FRAC_REG_STATUS);
-	if (!(sts & FRAC_STS_READY)) {
-		frac_err(fdev, "device not ready after reset: status %#x\n", sts);
-		return -EIO;
-	}
-	return 0;
-}
-ALLOW_ERROR_INJECTION(frac_device_hw_reset, ERRNO);
-
-/* Wait until no reset runs and the device is ready (docs/hw-spec.md 8). */
-static int frac_device_wait_ready(struct frac_device *fdev)
-{
-	u32 ctrl, sts;
-	int ret;
-
-	ret = readl_poll_timeout(fdev->regs + FRAC_REG_CONTROL, ctrl,
-				 ctrl != U32_MAX && !(ctrl & FRAC_CTRL_RESET),
-				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
-	if (!ret)
-		ret = readl_poll_timeout(fdev->regs + FRAC_REG_STATUS, sts,
-					 sts != U32_MAX && (sts & FRAC_STS_READY),
-					 FRAC_RESET_POLL_US,
-					 FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
-	if (ret)
-		frac_err(fdev, "device not ready %u ms after a reset\n", FRAC_RESET_TIMEOUT_MS);
-	return ret;
-}
-
-/*
- * The device would not confirm that it stopped. Jobs on its rings must still
- * end, but what they named may yet be written: its bus mastering goes off,
- * from now on every ended job keeps its BOs (frac_job_free()), and no job
- * reaches the device again.
- */
-static void frac_device_wedge(struct frac_device *fdev)
-{
-	lockdep_assert_held(&fdev->reset_lock);
-	if (!fdev->wedged)
-		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
-	WRITE_ONCE(fdev->wedged, true);
-	pci_clear_master(fdev->pdev);
-}
-
-static void frac_device_init_regs(struct frac_device *fdev)
-{
-	u32 i;
-
-	frac_wr(fdev, FRAC_REG_DMA_BITS, fdev->dma_bits);
-	for (i = 0; i < fdev->num_queues; i++)
-		frac_queue_hw_start(&fdev->queues[i]);
-	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_ENABLE);
-}
-
-/*
- * Stop every queue's run_job, reset the device and wait for it to quiesce,
- * then end every job on its rings: @guilty with -ETIMEDOUT, the others with
- * @err. A device that does not quiesce is wedged; its jobs still end, all
- * with -EIO, and keep their BOs (frac_job_free()).
- */
-static void frac_device_quiesce_locked(struct frac_device *fdev,
-				       struct frac_job *guilty, int err)
-{
-	u32 i;
-
-	int guilty_err = -ETIMEDOUT;
-
-	lockdep_assert_held(&fdev->reset_lock);
-	for (i = 0; i < fdev->num_queues; i++)
-		drm_sched_wqueue_stop(&fdev->queues[i].sched);
-	if (frac_device_hw_reset(fdev)) {
-		/* Their ends do not mean the device stopped: say so. */
-		frac_device_wedge(fdev);
-		guilty_err = -EIO;
-		err = -EIO;
-	}
-	for (i = 0; i < fdev->num_queues; i++)
-		frac_queue_fail_inflight(&fdev->queues[i], guilty, guilty_err, err);
-}
-
-/* Restart the rings (unless wedged) and every scheduler but @skip's. */
-static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queue *skip)
-{
-	u32 i;
-
-	lockdep_assert_held(&fdev->reset_lock);
-	/* After an FLR or a slot reset the device may still be quiescing. */
-	if (!fdev->wedged && frac_device_wait_ready(fdev))
-		frac_device_wedge(fdev);
-	if (!fdev->wedged) {
-		frac_device_init_regs(fdev);
-		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
-	}
-	/* On a wedged device run_job() ends each job with -EIO. */
-	for (i = 0; i < fdev->num_queues; i++)
-		if (&fdev->queues[i] != skip)
-			drm_sched_wqueue_start(&fdev->queues[i].sched);
-}
-
-/*
- * Recover queue @q after @guilty timed out, with @q's run_job stopped and
- * @guilty still on its ring: reset
- * the queue and wait for it to quiesce (falling back to a device reset), end
- * the ring's jobs (@guilty -ETIMEDOUT, the others -ECANCELED) through their
- * hardware fences, and only then let drm_sched free them and go on. Jobs not
- * yet on the ring are untouched.
- */
-void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
-{
-	struct frac_device *fdev = q->fdev;
-
-	lockdep_assert_held(&fdev->reset_lock);
-	if (fdev->in_pci_reset) {
-		/*
-		 * Not reached: reset_prepare() ended every job on the rings
-		 * (@guilty too) before it set the flag. Keep the job where
-		 * drm_sched frees it; reset_done() restarts the scheduler.
-		 */
-		drm_sched_stop(&q->sched, &guilty->base);
-		return;
-	}
-	/* Before the reset: it clears the queue's registers. */
-	frac_coredump(fdev, "job-timeout", guilty);
-	if (!fdev->wedged && !frac_queue_hw_reset(q)) {
-		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, -ETIMEDOUT);
-		/* Counted before the jobs end: their waiters see the count. */
-		atomic64_inc(&q->resets);
-		frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -ECANCELED);
-		drm_sched_stop(&q->sched, &guilty->base);
-		frac_queue_hw_start(q);
-		drm_sched_start(&q->sched);
-		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
-		return;
-	}
-	/* The queue would not stop: the whole device must. */
-	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, -ETIMEDOUT);
-	atomic64_inc(&fdev->device_resets);
-	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
-	drm_sched_stop(&q->sched, &guilty->base);
-	frac_device_resume_locked(fdev, q);
-	drm_sched_start(&q->sched);
-}
-
-/* Global reset: every queue's jobs in flight end with @err. */
-void frac_device_reset(struct frac_device *fdev, int err)
-{
-	mutex_lock(&fdev->reset_lock);
-	if (!fdev->in_pci_reset) {
-		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, err);
-		frac_coredump(fdev, "device-error", NULL);
-		atomic64_inc(&fdev->device_resets);
-		frac_device_quiesce_locked(fdev, NULL, err);
-		frac_device_resume_locked(fdev, NULL);
-		frac_info(fdev, "device reset\n");
-	}
-	mutex_unlock(&fdev->reset_lock);
-}
-
-void frac_reset_work(struct work_struct *work)
-{
-	struct frac_device *fdev = container_of(work, struct frac_device, reset_work);
+	bool ended;
 	int idx;
 
-	if (!drm_dev_enter(&fdev->drm, &idx))
-		return;
-	frac_device_reset(fdev, -EIO);
-	drm_dev_exit(idx);
-}
+	/* No run_job while we look at the job, or reset the ring. */
+	drm_sched_wqueue_stop(&q->sched);
 
-/*
- * PCI reset (FLR, AER slot reset) in two halves around the reset itself. The
- * halves come from separate callbacks, so a flag, not a held lock, spans them.
- * The device is quiesced before the reset: jobs on the rings end with @err.
- */
-void frac_device_reset_prepare(struct frac_device *fdev, int err)
-{
-	mutex_lock(&fdev->reset_lock);
-	if (!fdev->in_pci_reset) {
-		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_PCI, U32_MAX, err);
-		frac_coredump(fdev, "pci-reset", NULL);
-		frac_device_quiesce_locked(fdev, NULL, err);
-		fdev->in_pci_reset = true;
+	if (!drm_dev_enter(&fdev->drm, &idx)) {
+		/*
+		 * Being removed: frac_device_stop() ends every job on the ring
+		 * through its hardware fence, with -ENODEV; wait for that and
+		 * free the job, as for one that ended.
+		 */
+		if (!frac_job_hw_ended(job))
+			dma_fence_wait(job->hw_fence, false);
+		frac_job_hw_ended(job);	/* its callbacks are done */
+		frac_job_free(sched_job);
+		drm_sched_wqueue_start(&q->sched);
+		return DRM_GPU_SCHED_STAT_ENODEV;
 	}
-	mutex_unlock(&fdev->reset_lock);
-}
-
-void frac_device_reset_done(struct frac_device *fdev)
-{
-	mutex_lock(&fdev->reset_lock);
-	if (fdev->in_pci_reset) {
-		frac_device_resume_locked(fdev, NULL);
-		fdev->in_pci_reset = false;
-		atomic64_inc(&fdev->device_resets);
-	}
-	mutex_unlock(&fdev->reset_lock);
-}
-
-/*
- * Stop for good (device removal): the device quiesces, its interrupts stop,
- * and jobs on the rings end with -ENODEV.
- */
-void frac_device_stop(struct frac_device *fdev)
-{
-	u32 i;
 
 	mutex_lock(&fdev->reset_lock);
-	for (i = 0; i < fdev->num_queues; i++)
-		drm_sched_wqueue_stop(&fdev->queues[i].sched);
-	/*
-	 * A device that will not confirm it stopped (seen: after a failed AER
-	 * recovery every register reads 0) loses its bus mastering, so it can
-	 * no longer reach host memory; its own memory goes away with it.
-	 */
-	if (frac_device_hw_reset(fdev)) {
-		frac_warn(fdev, "no quiesce before removal: bus mastering off\n");
-		pci_clear_master(fdev->pdev);
+	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
+	ended = frac_job_hw_ended(job);
+	if (!ended) {
+		/* Counts what it finds as lost interrupts. */
+		frac_queue_process_cq(q, true);
+		ended = frac_job_hw_ended(job);
+		trace_frac_job_timeout(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+				       ended);
 	}
-	for (i = 0; i < fdev->num_queues; i++) {
-		if (fdev->queues[i].irq > 0)
-			disable_irq(fdev->queues[i].irq);
-		frac_queue_fail_inflight(&fdev->queues[i], NULL, -ENODEV, -ENODEV);
+	if (!ended && fdev->in_pci_reset) {
+		/*
+		 * Not reached: reset_prepare() quiesced the device and ended
+		 * every job on the rings. Were it, the device is quiesced:
+		 * ending the job here is safe.
+		 */
+		frac_queue_fail_inflight(q, job, -ETIMEDOUT, -ECANCELED);
+		ended = true;
 	}
-	if (fdev->err_irq > 0)
-		disable_irq(fdev->err_irq);
-	/*
-	 * Start the schedulers again, so that the jobs they hold end (run_job()
-	 * refuses them now that the device is unplugged) and are freed before
-	 * the last file closes and releases the DRM device. A PCI reset whose
-	 * recovery failed never got its reset_done() either.
-	 */
-	for (i = 0; i < fdev->num_queues; i++) {
-		struct frac_queue *q = &fdev->queues[i];
-
-		/* A timeout during removal left its job on the stopped scheduler. */
-		if (q->sched_stopped)
-			drm_sched_start(&q->sched);
-		else
+	if (ended) {
+		frac_job_free(sched_job);
+		/* A PCI reset in progress restarts the scheduler when done. */
+		if (!fdev->in_pci_reset)
 			drm_sched_wqueue_start(&q->sched);
-		q->sched_stopped = false;
+	} else {
+		atomic64_inc(&q->timeouts);
+		frac_warn(fdev, "q%u seqno %llu (context %u job %u) timed out, resetting queue\n",
+			  q->id, job->seqno, job->ff->id, job->id);
+		frac_queue_recover_locked(q, job);
 	}
-	fdev->in_pci_reset = false;
+	fdev->recovering = false;
 	mutex_unlock(&fdev->reset_lock);
+	drm_dev_exit(idx);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
+
+/* ---- Scheduler ---------------------------------------------------------- */
+
+static const struct drm_sched_backend_ops frac_sched_ops = {
+	.run_job = frac_job_run,
+	.timedout_job = frac_job_timedout,
+	.free_job = frac_job_free,
+};
+
+int frac_job_sched_init(struct frac_queue *q)
+{
+	struct frac_device *fdev = q->fdev;
+
+	/*
+	 * In the queue, not devm: fences (sync_files) name their timeline by it
+	 * after the PCI device is unbound, for as long as the DRM device lives
+	 * (KASAN saw a devm copy read after removal).
+	 */
+	snprintf(q->name, sizeof(q->name), "frac-q%u", q->id);
+
+	/* Credits are ring slots: one per command, so the ring never overflows. */
+	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
+			      DRM_SCHED_PRIORITY_COUNT, q->size - 1, 0,
+			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
+			      q->name, fdev->drm.dev);
+}
+ALLOW_ERROR_INJECTION(frac_job_sched_init, ERRNO);
+
+/* ---- Setup -------------------------------------------------------------- */
 
 static void frac_queues_release(struct drm_device *dev, void *arg)
 {

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The frac authors
+ *
+ * Recovery, as ivpu_pm.c owns it: ending the jobs a ring holds, queue and
+ * device resets with the quiesce handshake, the wedged state and the
+ * quarantine of its jobs' BOs, the timeout's queue recovery, the reset after
+ * a fatal error, the two halves of a PCI reset (FLR, AER slot reset) and the
+ * stop at removal. fdev->reset_lock serialises them.
+ */
+
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/slab.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+
+#include "frac_drv.h"
+#include "frac_job.h"
+#include "frac_trace.h"
+
+/*
+ * End every job the ring holds: @guilty with @guilty_err, the rest with @err.
+ * Called with fdev->reset_lock held, once the device queue has quiesced (a
+ * reset confirmed by the device), so no record arrives and no DMA of these
+ * jobs happens any more.
+ */
+void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
+			      int guilty_err, int err)
+{
+	unsigned long flags;
+	u32 i;
+
+	/* Only a reset, with the device quiesced, may end jobs on a ring. */
+	lockdep_assert_held(&q->fdev->reset_lock);
+	spin_lock_irqsave(&q->cq_lock, flags);
+	/* In ring order: fences on one timeline signal in seqno order. */
+	for (i = 0; i < q->size; i++) {
+		u32 slot = (q->cq_head + i) & (q->size - 1);
+		struct frac_job *job = q->slot_job[slot];
+
+		if (!job)
+			continue;
+		q->slot_job[slot] = NULL;
+		frac_job_complete(job, job == guilty ? guilty_err : err, 0, 0, 0);
+	}
+	q->part_status = 0;
+	q->part_started = false;
+	/*
+	 * And the records the reset left: an interrupt handler running before
+	 * frac_queue_hw_start() must find nothing to consume, or it would
+	 * ring the CQ doorbell of a queue in reset.
+	 */
+	memset(q->cq, 0, q->size * sizeof(*q->cq));
+	q->cq_head = 0;
+	q->phase = true;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+}
+
+/*
+ * The quiesce handshake (docs/hw-spec.md 8): a reset is over, and the memory
+ * the device's jobs named may be reused, only once the device says it has
+ * stopped touching it. A register reading all ones is a device that has
+ * gone from the bus, which does no DMA either.
+ */
+#define FRAC_RESET_POLL_US	10
+
+/* Reset queue @q in the device and wait until it has quiesced. */
+static noinline int frac_queue_hw_reset(struct frac_queue *q)
+{
+	struct frac_device *fdev = q->fdev;
+	u32 sts;
+	int ret;
+
+	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
+	ret = readl_poll_timeout(fdev->regs + FRAC_QREG(q->id, FRAC_Q_STATUS), sts,
+				 sts == U32_MAX || !(sts & FRAC_QSTS_RESETTING),
+				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (ret)
+		frac_err(fdev, "q%u still resetting after %u ms\n", q->id,
+			 FRAC_RESET_TIMEOUT_MS);
+	return ret;
+}
+ALLOW_ERROR_INJECTION(frac_queue_hw_reset, ERRNO);
+
+/* Global reset; waits until every queue has quiesced. */
+int frac_device_hw_reset(struct frac_device *fdev)
+{
+	u32 ctrl, sts;
+	int ret;
+
+	frac_wr(fdev, FRAC_REG_CONTROL, FRAC_CTRL_RESET);
+	ret = readl_poll_timeout(fdev->regs + FRAC_REG_CONTROL, ctrl,
+				 ctrl == U32_MAX || !(ctrl & FRAC_CTRL_RESET),
+				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (ret) {
+		frac_err(fdev, "device still resetting after %u ms\n", FRAC_RESET_TIMEOUT_MS);
+		return ret;
+	}
+	if (ctrl == U32_MAX)
+		return 0;
+	sts = frac_rd(fdev, FRAC_REG_STATUS);
+	if (!(sts & FRAC_STS_READY)) {
+		frac_err(fdev, "device not ready after reset: status %#x\n", sts);
+		return -EIO;
+	}
+	return 0;
+}
+ALLOW_ERROR_INJECTION(frac_device_hw_reset, ERRNO);
+
+/* Wait until no reset runs and the device is ready (docs/hw-spec.md 8). */
+static int frac_device_wait_ready(struct frac_device *fdev)
+{
+	u32 ctrl, sts;
+	int ret;
+
+	ret = readl_poll_timeout(fdev->regs + FRAC_REG_CONTROL, ctrl,
+				 ctrl != U32_MAX && !(ctrl & FRAC_CTRL_RESET),
+				 FRAC_RESET_POLL_US, FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (!ret)
+		ret = readl_poll_timeout(fdev->regs + FRAC_REG_STATUS, sts,
+					 sts != U32_MAX && (sts & FRAC_STS_READY),
+					 FRAC_RESET_POLL_US,
+					 FRAC_RESET_TIMEOUT_MS * USEC_PER_MSEC);
+	if (ret)
+		frac_err(fdev, "device not ready %u ms after a reset\n", FRAC_RESET_TIMEOUT_MS);
+	return ret;
+}
+
+/*
+ * The device would not confirm that it stopped. Jobs on its rings must still
+ * end, but what they named may yet be written: its bus mastering goes off,
+ * from now on every ended job keeps its BOs (frac_job_free()), and no job
+ * reaches the device again.
+ */
+static void frac_device_wedge(struct frac_device *fdev)
+{
+	lockdep_assert_held(&fdev->reset_lock);
+	if (!fdev->wedged)
+		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
+	WRITE_ONCE(fdev->wedged, true);
+	pci_clear_master(fdev->pdev);
+}
+
+/*
+ * A wedged device may still write what the job named: keep the job's BO
+ * references for good (they are never put, so the memory is never reused),
+ * and count them in debugfs. Leaking is the only safe choice left.
+ */
+void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job)
+{
+	atomic64_add(job->nbos, &fdev->bos_kept);
+	kfree(job->bos);
+	job->bos = NULL;
+	job->nbos = 0;
+}
+
+/*
+ * Stop every queue's run_job, reset the device and wait for it to quiesce,
+ * then end every job on its rings: @guilty with -ETIMEDOUT, the others with
+ * @err. A device that does not quiesce is wedged; its jobs still end, all
+ * with -EIO, and keep their BOs (frac_job_free()).
+ */
+static void frac_device_quiesce_locked(struct frac_device *fdev,
+				       struct frac_job *guilty, int err)
+{
+	u32 i;
+
+	int guilty_err = -ETIMEDOUT;
+
+	lockdep_assert_held(&fdev->reset_lock);
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_sched_wqueue_stop(&fdev->queues[i].sched);
+	if (frac_device_hw_reset(fdev)) {
+		/* Their ends do not mean the device stopped: say so. */
+		frac_device_wedge(fdev);
+		guilty_err = -EIO;
+		err = -EIO;
+	}
+	for (i = 0; i < fdev->num_queues; i++)
+		frac_queue_fail_inflight(&fdev->queues[i], guilty, guilty_err, err);
+}
+
+/* Restart the rings (unless wedged) and every scheduler but @skip's. */
+static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queue *skip)
+{
+	u32 i;
+
+	lockdep_assert_held(&fdev->reset_lock);
+	/* After an FLR or a slot reset the device may still be quiescing. */
+	if (!fdev->wedged && frac_device_wait_ready(fdev))
+		frac_device_wedge(fdev);
+	if (!fdev->wedged) {
+		frac_device_init_regs(fdev);
+		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+	}
+	/* On a wedged device run_job() ends each job with -EIO. */
+	for (i = 0; i < fdev->num_queues; i++)
+		if (&fdev->queues[i] != skip)
+			drm_sched_wqueue_start(&fdev->queues[i].sched);
+}
+
+/*
+ * Recover queue @q after @guilty timed out, with @q's run_job stopped and
+ * @guilty still on its ring: reset
+ * the queue and wait for it to quiesce (falling back to a device reset), end
+ * the ring's jobs (@guilty -ETIMEDOUT, the others -ECANCELED) through their
+ * hardware fences, and only then let drm_sched free them and go on. Jobs not
+ * yet on the ring are untouched.
+ */
+void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
+{
+	struct frac_device *fdev = q->fdev;
+
+	lockdep_assert_held(&fdev->reset_lock);
+	if (fdev->in_pci_reset) {
+		/*
+		 * Not reached: reset_prepare() ended every job on the rings
+		 * (@guilty too) before it set the flag. Keep the job where
+		 * drm_sched frees it; reset_done() restarts the scheduler.
+		 */
+		drm_sched_stop(&q->sched, &guilty->base);
+		return;
+	}
+	/* Before the reset: it clears the queue's registers. */
+	frac_coredump(fdev, "job-timeout", guilty);
+	if (!fdev->wedged && !frac_queue_hw_reset(q)) {
+		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, -ETIMEDOUT);
+		/* Counted before the jobs end: their waiters see the count. */
+		atomic64_inc(&q->resets);
+		frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -ECANCELED);
+		drm_sched_stop(&q->sched, &guilty->base);
+		frac_queue_hw_start(q);
+		drm_sched_start(&q->sched);
+		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
+		return;
+	}
+	/* The queue would not stop: the whole device must. */
+	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, -ETIMEDOUT);
+	atomic64_inc(&fdev->device_resets);
+	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
+	drm_sched_stop(&q->sched, &guilty->base);
+	frac_device_resume_locked(fdev, q);
+	drm_sched_start(&q->sched);
+}
+
+/* Global reset: every queue's jobs in flight end with @err. */
+void frac_device_reset(struct frac_device *fdev, int err)
+{
+	mutex_lock(&fdev->reset_lock);
+	if (!fdev->in_pci_reset) {
+		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, err);
+		frac_coredump(fdev, "device-error", NULL);
+		atomic64_inc(&fdev->device_resets);
+		frac_device_quiesce_locked(fdev, NULL, err);
+		frac_device_resume_locked(fdev, NULL);
+		frac_info(fdev, "device reset\n");
+	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+void frac_reset_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(work, struct frac_device, reset_work);
+	int idx;
+
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return;
+	frac_device_reset(fdev, -EIO);
+	drm_dev_exit(idx);
+}
+
+/*
+ * PCI reset (FLR, AER slot reset) in two halves around the reset itself. The
+ * halves come from separate callbacks, so a flag, not a held lock, spans them.
+ * The device is quiesced before the reset: jobs on the rings end with @err.
+ */
+void frac_device_reset_prepare(struct frac_device *fdev, int err)
+{
+	mutex_lock(&fdev->reset_lock);
+	if (!fdev->in_pci_reset) {
+		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_PCI, U32_MAX, err);
+		frac_coredump(fdev, "pci-reset", NULL);
+		frac_device_quiesce_locked(fdev, NULL, err);
+		fdev->in_pci_reset = true;
+	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+void frac_device_reset_done(struct frac_device *fdev)
+{
+	mutex_lock(&fdev->reset_lock);
+	if (fdev->in_pci_reset) {
+		frac_device_resume_locked(fdev, NULL);
+		fdev->in_pci_reset = false;
+		atomic64_inc(&fdev->device_resets);
+	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+/*
+ * Stop for good (device removal): the device quiesces, its interrupts stop,
+ * and jobs on the rings end with -ENODEV.
+ */
+void frac_device_stop(struct frac_device *fdev)
+{
+	u32 i;
+
+	mutex_lock(&fdev->reset_lock);
+	for (i = 0; i < fdev->num_queues; i++)
+		drm_sched_wqueue_stop(&fdev->queues[i].sched);
+	/*
+	 * A device that will not confirm it stopped (seen: after a failed AER
+	 * recovery every register reads 0) loses its bus mastering, so it can
+	 * no longer reach host memory; its own memory goes away with it.
+	 */
+	if (frac_device_hw_reset(fdev)) {
+		frac_warn(fdev, "no quiesce before removal: bus mastering off\n");
+		pci_clear_master(fdev->pdev);
+	}
+	for (i = 0; i < fdev->num_queues; i++) {
+		if (fdev->queues[i].irq > 0)
+			disable_irq(fdev->queues[i].irq);
+		frac_queue_fail_inflight(&fdev->queues[i], NULL, -ENODEV, -ENODEV);
+	}
+	if (fdev->err_irq > 0)
+		disable_irq(fdev->err_irq);
+	/*
+	 * Start the schedulers again, so that the jobs they hold end (run_job()
+	 * refuses them now that the device is unplugged) and are freed before
+	 * the last file closes and releases the DRM device. A PCI reset whose
+	 * recovery failed never got its reset_done() either.
+	 */
+	for (i = 0; i < fdev->num_queues; i++) {
+		struct frac_queue *q = &fdev->queues[i];
+
+		/* A timeout during removal left its job on the stopped scheduler. */
+		if (q->sched_stopped)
+			drm_sched_start(&q->sched);
+		else
+			drm_sched_wqueue_start(&q->sched);
+		q->sched_stopped = false;
+	}
+	fdev->in_pci_reset = false;
+	mutex_unlock(&fdev->reset_lock);
+}
