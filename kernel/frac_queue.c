@@ -94,6 +94,10 @@ static_assert(DRM_FRAC_OP_NOP == FRAC_OP_NOP && DRM_FRAC_OP_COPY == FRAC_OP_COPY
 	      "uAPI opcodes are the device's");
 static_assert(DRM_FRAC_GEMM_FP32 == FRAC_GEMM_FP32 && DRM_FRAC_GEMM_INT8 == FRAC_GEMM_INT8,
 	      "uAPI GEMM types are the device's");
+static_assert(ARRAY_SIZE(((struct drm_frac_cmd *)0)->arg) ==
+	      ARRAY_SIZE(((struct frac_desc *)0)->arg) &&
+	      sizeof_field(struct drm_frac_cmd, arg) == sizeof_field(struct frac_desc, arg),
+	      "a command's arguments are its descriptor's, one for one");
 static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES,
 	      "a job's commands fit the ring (the scheduler's credits)");
 
