@@ -171,7 +171,6 @@ struct frac_device {
 	/* run_job and free_job of every queue's scheduler */
 	struct workqueue_struct *submit_wq;
 
-	struct dentry *debugfs;
 	struct frac_queue queues[FRAC_MAX_QUEUES];
 	/* sysfs frac_queues/ and its queues' directories (frac_sysfs.c) */
 	struct kobject *queues_kobj;
