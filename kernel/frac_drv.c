@@ -229,9 +229,9 @@ static void frac_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 			   atomic64_read(&ff->engine_ns[i]));
 	for (i = 0; i < fdev->num_queues; i++)
 		drm_printf(p, "drm-engine-capacity-queue%u:\t1\n", i);
-	drm_printf(p, "frac-context:\t%u\n", ff->id);
-	drm_printf(p, "frac-jobs-completed:\t%llu\n", atomic64_read(&ff->jobs_done));
-	drm_printf(p, "frac-jobs-failed:\t%llu\n", atomic64_read(&ff->jobs_failed));
+	drm_printf(p, "drm-frac-context:\t%u\n", ff->id);
+	drm_printf(p, "drm-frac-jobs-completed:\t%llu\n", atomic64_read(&ff->jobs_done));
+	drm_printf(p, "drm-frac-jobs-failed:\t%llu\n", atomic64_read(&ff->jobs_failed));
 	frac_show_memory(p, file);
 }
 

@@ -149,9 +149,9 @@ static const struct {
 };
 
 static const char *const drv_keys[FT_DRV_NR] = {
-	[FT_DRV_FRAC_CONTEXT] = "frac-context",
-	[FT_DRV_FRAC_JOBS_COMPLETED] = "frac-jobs-completed",
-	[FT_DRV_FRAC_JOBS_FAILED] = "frac-jobs-failed",
+	[FT_DRV_FRAC_CONTEXT] = "drm-frac-context",
+	[FT_DRV_FRAC_JOBS_COMPLETED] = "drm-frac-jobs-completed",
+	[FT_DRV_FRAC_JOBS_FAILED] = "drm-frac-jobs-failed",
 };
 
 static bool key_is(const char *k, size_t kn, const char *lit)
@@ -185,19 +185,20 @@ static void parse_line(struct ft_fdinfo *fi, const char *p, const char *e)
 		}
 	}
 
-	if (!drm) {
-		for (i = 0; i < FT_DRV_NR; i++) {
-			if (!key_is(k, kn, drv_keys[i]))
-				continue;
-			if (parse_value(v, e, no_units, &x)) {
-				fi->malformed++;
-				return;
-			}
-			fi->drv[i] = x;
-			fi->drv_has |= 1u << i;
+	/* frac.ko's own keys (drm-frac-*: drm-usage-stats.rst wants every key drm- prefixed). */
+	for (i = 0; i < FT_DRV_NR; i++) {
+		if (!key_is(k, kn, drv_keys[i]))
+			continue;
+		if (parse_value(v, e, no_units, &x)) {
+			fi->malformed++;
+			return;
 		}
-		return;		/* pos, flags, mnt_id, ino, ...: not ours */
+		fi->drv[i] = x;
+		fi->drv_has |= 1u << i;
+		return;
 	}
+	if (!drm)
+		return;		/* pos, flags, mnt_id, ino, ...: not ours */
 
 	if (key_is(k, kn, "drm-driver") || key_is(k, kn, "drm-pdev")) {
 		char *dst = k[4] == 'd' ? fi->driver : fi->pdev;

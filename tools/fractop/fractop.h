@@ -80,9 +80,9 @@ struct ft_region {
 
 /* Driver-specific keys fractop knows (frac.ko's, kernel/frac_drv.c). */
 enum ft_drv_key {
-	FT_DRV_FRAC_CONTEXT,		/* frac-context: <uint> */
-	FT_DRV_FRAC_JOBS_COMPLETED,	/* frac-jobs-completed: <uint> */
-	FT_DRV_FRAC_JOBS_FAILED,	/* frac-jobs-failed: <uint> */
+	FT_DRV_FRAC_CONTEXT,		/* drm-frac-context: <uint> */
+	FT_DRV_FRAC_JOBS_COMPLETED,	/* drm-frac-jobs-completed: <uint> */
+	FT_DRV_FRAC_JOBS_FAILED,	/* drm-frac-jobs-failed: <uint> */
 	FT_DRV_NR
 };
 
@@ -313,9 +313,9 @@ struct ft_view_proc {
 	unsigned int nr_engines;
 	struct ft_view_region regions[FT_MAX_REGIONS];
 	unsigned int nr_regions;
-	struct ft_num jobs;		/* frac-jobs-completed, summed over its clients */
+	struct ft_num jobs;		/* drm-frac-jobs-completed, summed over its clients */
 	struct ft_num jobs_per_s;
-	struct ft_num jobs_failed;	/* frac-jobs-failed, summed over its clients */
+	struct ft_num jobs_failed;	/* drm-frac-jobs-failed, summed over its clients */
 	struct ft_num busy_pct;		/* sum over its engines (for sorting) */
 	struct ft_num mem_bytes;	/* sum of drm-total- (or drm-memory-) over regions */
 };

@@ -508,7 +508,7 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 		       (s->clients[i].fi.drv_has & (1u << FT_DRV_FRAC_JOBS_COMPLETED));
 	if (any) {
 		ft_prom_family(f, "frac_client_jobs_completed_total", "counter",
-			       "Jobs of the client that completed, frac-jobs-completed of fdinfo.");
+			       "Jobs of the client that completed, drm-frac-jobs-completed of fdinfo.");
 		for (i = 0; i < s->nr_clients; i++) {
 			const struct ft_client *c = &s->clients[i];
 
@@ -524,7 +524,7 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 		       (s->clients[i].fi.drv_has & (1u << FT_DRV_FRAC_JOBS_FAILED));
 	if (any) {
 		ft_prom_family(f, "frac_client_jobs_failed_total", "counter",
-			       "Jobs of the client that ended with an error, frac-jobs-failed of fdinfo.");
+			       "Jobs of the client that ended with an error, drm-frac-jobs-failed of fdinfo.");
 		for (i = 0; i < s->nr_clients; i++) {
 			const struct ft_client *c = &s->clients[i];
 

@@ -460,7 +460,7 @@ static void failed_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *s
 	uint64_t ff0 = 0, ff1 = 0;
 
 	counters_read(&self->dev, &before);
-	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-failed", &ff0));
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-frac-jobs-failed", &ff0));
 	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so));
 	ASSERT_EQ(0, inject(_metadata, &self->dev, what));
 	load_start(_metadata, self, 1u << fq);
@@ -498,8 +498,8 @@ static void failed_job(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *s
 
 	counters_read(&self->dev, &after);
 	EXPECT_EQ(before.failed + 2, after.failed);
-	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-failed", &ff1));
-	EXPECT_EQ(ff0 + 2, ff1) TH_LOG("the file's fdinfo frac-jobs-failed");
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-frac-jobs-failed", &ff1));
+	EXPECT_EQ(ff0 + 2, ff1) TH_LOG("the file's fdinfo drm-frac-jobs-failed");
 	EXPECT_EQ(before.timeouts, after.timeouts);
 	EXPECT_EQ(before.qresets, after.qresets);
 	EXPECT_EQ(before.dresets, after.dresets);

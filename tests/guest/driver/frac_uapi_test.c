@@ -888,7 +888,7 @@ TEST_F(uapi, fdinfo)
 	char key[32];
 	uint32_t q;
 
-	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-completed", &before));
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-frac-jobs-completed", &before));
 	for (q = 0; q < self->dev.num_queues; q++) {
 		snprintf(key, sizeof(key), "drm-engine-queue%u", q);
 		EXPECT_EQ(0, frac_t_fdinfo(self->dev.fd, key, &v)) TH_LOG("no %s", key);
@@ -897,7 +897,7 @@ TEST_F(uapi, fdinfo)
 	frac_cmdlist_init(&cl);
 	ASSERT_EQ(0, frac_cmd_nop(&cl));
 	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
-	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "frac-jobs-completed", &after));
+	ASSERT_EQ(0, frac_t_fdinfo(self->dev.fd, "drm-frac-jobs-completed", &after));
 	EXPECT_EQ(before + 1, after);
 }
 

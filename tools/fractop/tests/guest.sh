@@ -81,7 +81,7 @@ screen_gone() {
 }
 both() { "$1" "$2" && "$3" "$4"; }	# both screen_wait A screen_gone B
 keys() { $TM send-keys -t g "$@"; }
-# fdinfo_key PID KEY: KEY (frac-jobs-completed, frac-jobs-failed) of PID's accel fd's fdinfo
+# fdinfo_key PID KEY: KEY (drm-frac-jobs-completed, drm-frac-jobs-failed) of PID's accel fd's fdinfo
 fdinfo_key() {
 	local fd
 	for fd in /proc/$1/fd/*; do
@@ -103,7 +103,7 @@ TERM=xterm-256color $TM new-session -d -s g -x 120 -y 40 \
 	"LANG=C.UTF-8 $F -d 0.5 -w $T/ui.rec 2> $T/ui.err; echo \$? > $T/ui.rc"
 "$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm,crc32c -D 8 > "$T/load.txt" 2>&1 &
 L=$!
-for _ in $(seq 100); do fdinfo_key $L frac-jobs-completed > /dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do fdinfo_key $L drm-frac-jobs-completed > /dev/null && break; sleep 0.1; done
 "$F" -J -n 3 -d 1 > "$T/busy.jsonl" 2> "$T/busy.err"
 if alive $L; then
 	guest_ok "fractop -J saw fracload's process row, 4 queues, 1 client" \
@@ -135,7 +135,7 @@ EOF
 	# must then show exactly the device's and the process's counts.
 	kill -STOP $L
 	for _ in $(seq 100); do ring_empty && break; sleep 0.1; done
-	c=$(fdinfo_key $L frac-jobs-completed); cf=$(fdinfo_key $L frac-jobs-failed)
+	c=$(fdinfo_key $L drm-frac-jobs-completed); cf=$(fdinfo_key $L drm-frac-jobs-failed)
 	dn=$(cat "$SYS/jobs_completed"); fl=$(cat "$SYS/jobs_failed")
 	guest_diag "fracload stopped: its fdinfo says $c jobs, ${cf:-no} failed; the device $dn done, $fl failed"
 	guest_ok "the screen: the fracload row shows its fdinfo jobs and failures ($c, ${cf:-n/a})" \
@@ -209,6 +209,7 @@ guest_ok "the screen: q exits 0, nothing on stderr" \
 
 # ---- the screen's own record (-w), replayed ----
 "$F" -r "$T/ui.rec" -J > "$T/replay.jsonl" 2> "$T/replay.err"; rc=$?
+[ -s "$T/replay.err" ] && sed 's/^/# replay: /' "$T/replay.err"
 guest_ok "the screen's record replays (-r -J, exit $rc): its last line has jobs_completed $((j0 + N))" \
 	py "$T/replay.jsonl" "$rc" $((j0 + N)) <<'EOF'
 import json, sys
@@ -348,6 +349,7 @@ for i, q in enumerate(o["devices"][0]["queues"]):
         assert lo <= span and hi >= dev and lo <= est <= hi, (i, k)
 EOF
 "$F" -r "$T/lat.rec" -J > "$T/lat-replay.jsonl" 2> "$T/lat-replay.err"
+[ -s "$T/lat-replay.err" ] && sed 's/^/# replay: /' "$T/lat-replay.err"
 guest_ok "latency: the record replays (-r -J) to the live lines, histograms included, byte for byte" \
 	cmp "$T/lat-replay.jsonl" "$T/lat.jsonl"
 c0=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["devices"][0]["queues"][0]["latency"]["total"]["count"])' "$T/lat.jsonl")

@@ -137,7 +137,7 @@ static void test_fdinfo_frac(void)
 	ok(q3 && q3->val[FT_ENG_NS] == UINT64_MAX, "frac: queue3 UINT64_MAX ns (no overflow)");
 	ok(fi->drv_has == 7 && fi->drv[FT_DRV_FRAC_CONTEXT] == 3 &&
 	   fi->drv[FT_DRV_FRAC_JOBS_COMPLETED] == 96 && fi->drv[FT_DRV_FRAC_JOBS_FAILED] == 2,
-	   "frac: frac-context 3, frac-jobs-completed 96, frac-jobs-failed 2");
+	   "frac: drm-frac-context 3, drm-frac-jobs-completed 96, drm-frac-jobs-failed 2");
 	is_u64(fi->nr_regions, 2, "frac: regions");
 	sys = reg(fi, "memory");
 	dev = reg(fi, "devmem");
@@ -221,7 +221,7 @@ static void test_fdinfo_malformed(void)
 	r = reg(fi, "devmem");
 	ok(r && r->has == 1u << FT_MEM_RESIDENT && r->val[FT_MEM_RESIDENT] == 8192,
 	   "malformed: devmem only resident '  8 KiB  \\r' = 8192 (GB unit and overflow refused)");
-	ok(!fi->has_client_id && !fi->drv_has, "malformed: no client id, frac-jobs-completed 'many' refused");
+	ok(!fi->has_client_id && !fi->drv_has, "malformed: no client id, drm-frac-jobs-completed 'many' refused");
 
 	ret = ft_fdinfo_parse("pos:\t0\nflags:\t0\n", strlen("pos:\t0\nflags:\t0\n"), fi);
 	ok(ret == -ENODATA, "no drm-driver: -ENODATA");
@@ -431,7 +431,7 @@ static void test_model(FILE *json, FILE *csv)
 	p = &vd->procs[0];
 	ok(p->pid == 100 && p->nr_clients == 2, "model: process 100 holds both clients");
 	is_num(p->mem_bytes, 2 << 20, "model: process memory sums drm-total- of its clients");
-	is_num(p->jobs, 400, "model: process jobs = sum of frac-jobs-completed");
+	is_num(p->jobs, 400, "model: process jobs = sum of drm-frac-jobs-completed");
 	is_num(p->jobs_per_s, 150, "model: process jobs/s from the client that had a sample");
 	is_num(veng(vd->engines, vd->nr_engines, "queue0"), 0,
 	       "model: queue0 unchanged: a real 0%");
