@@ -89,9 +89,28 @@ guest_ok "Prometheus scrapes fractop: up{job=\"fractop\"} = 1" wait_value 'up{jo
 j0=$(cat "$SYS/jobs_completed")
 guest_ok "Prometheus has the device's count before the workload ($j0)" \
 	wait_value 'frac_jobs_completed_total{device="accel0"}' "$j0"
-M=3000
-"$LOAD" -n $M -q 0,1,2,3 -o copy,gemm -D 8 -j > "$T/load.json" 2> "$T/load.err"
-guest_ok "fracload $M jobs: exit 0" test $? = 0
+# The workload runs until Prometheus has scraped its client's series (a fixed count of 3000
+# jobs was over before any scrape saw the client in a loaded CI run), then stops on SIGTERM
+# and says how many jobs it ran: M, the ground truth of everything below.
+"$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm -D 8 -j > "$T/load.json" 2> "$T/load.err" &
+L=$!
+seen_client() {
+	local v
+	for _ in $(seq 240); do
+		v=$(value 'max_over_time(frac_client_jobs_completed_total{comm="fracload"}[5m])')
+		[ -n "$v" ] && [ "${v%%.*}" -gt 0 ] 2>/dev/null && return 0
+		kill -0 $L 2> /dev/null || return 1
+		sleep 0.5
+	done
+	return 1
+}
+seen_client; seen=$?
+kill -TERM $L
+wait $L; lrc=$?
+M=$(python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["stopped"]; print(o["jobs"])' "$T/load.json" 2>/dev/null)
+guest_ok "fracload ran until Prometheus saw its client, then SIGTERM: ${M:-no} jobs, exit $lrc" \
+	test $seen = 0 -a $lrc = 0 -a -n "$M"
+M=${M:-0}
 j1=$(cat "$SYS/jobs_completed")
 guest_ok "sysfs: jobs_completed grew by the workload's $M" test $((j1 - j0)) = $M
 guest_ok "Prometheus: frac_jobs_completed_total = $j0 + $M" \
