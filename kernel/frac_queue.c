@@ -401,7 +401,7 @@ static bool frac_job_hw_ended(struct frac_job *job)
  *    cancel the innocent jobs still running behind it, and 6.12 has no
  *    status to hand a falsely timed-out job back (DRM_GPU_SCHED_STAT_NO_HANG
  *    came in 6.17);
- *  - it hung: frac_queue_recover() resets the queue, waits until the device
+ *  - it hung: frac_queue_recover_locked() resets the queue, waits until the device
  *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
  *    around that;
  *  - the device is being removed: frac_device_stop() ends the ring's jobs;
