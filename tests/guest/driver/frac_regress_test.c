@@ -1266,8 +1266,8 @@ static void bus_handler(int sig)
 	siglongjmp(bus_jmp, 1);
 }
 
-/* Read the first byte of @p into @v; does it fault? */
-static bool faults(const void *p, uint8_t *v)
+/* Read the first byte of @p into *@v (or write *@v there if @write); does it fault? */
+static bool access_faults(void *p, uint8_t *v, bool write)
 {
 	struct sigaction sa = { .sa_handler = bus_handler }, old;
 	bool f;
@@ -1278,12 +1278,20 @@ static bool faults(const void *p, uint8_t *v)
 	if (sigsetjmp(bus_jmp, 1)) {
 		f = true;
 	} else {
-		*v = *(const volatile uint8_t *)p;
+		if (write)
+			*(volatile uint8_t *)p = *v;
+		else
+			*v = *(const volatile uint8_t *)p;
 		f = false;
 	}
 	sigaction(SIGBUS, &old, NULL);
 	signal(SIGSEGV, SIG_DFL);
 	return f;
+}
+
+static bool faults(const void *p, uint8_t *v)
+{
+	return access_faults((void *)p, v, false);
 }
 
 /*
@@ -1333,26 +1341,6 @@ static void unplug_mapper(struct unplug_race *r)
 	__atomic_fetch_add(&r->device, device, __ATOMIC_RELAXED);
 }
 
-/* Write @v to the first byte of @p; does it fault? */
-static bool write_faults(void *p, uint8_t v)
-{
-	struct sigaction sa = { .sa_handler = bus_handler }, old;
-	bool f;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old);
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(bus_jmp, 1)) {
-		f = true;
-	} else {
-		*(volatile uint8_t *)p = v;
-		f = false;
-	}
-	sigaction(SIGBUS, &old, NULL);
-	signal(SIGSEGV, SIG_DFL);
-	return f;
-}
-
 /*
  * After the removal: @p reads 0 without a signal, and so does a page 64
  * pages in (a fault of its own: the BO's dummy page found set); a write
@@ -1372,7 +1360,8 @@ static bool reads_dummy(struct __test_metadata *_metadata, uint8_t *p, uint64_t 
 	ok = !v && !w;
 	EXPECT_TRUE(ok) TH_LOG("%s reads %#x, %#x at +%llu after the removal (marker %#x)", what,
 			       v, w, (unsigned long long)far, UNPLUG_MARKER);
-	f = write_faults(p, 0x77);
+	w = 0x77;
+	f = access_faults(p, &w, true);
 	EXPECT_FALSE(f) TH_LOG("%s: a write faulted after the removal", what);
 	if (f)
 		return false;
