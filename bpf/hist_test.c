@@ -89,6 +89,55 @@ static void check(const char *dist, __u64 *v, size_t n)
 	free(h);
 }
 
+/*
+ * A histogram copied while a program was half-way through hist_add_cpu()
+ * (the drain copies each CPU's value as that CPU writes it): the fine slots
+ * hold a sample that min, max or count do not know of yet. min and max then
+ * contradict the bucket, and the bounds must stay inside the bucket and hold
+ * the value, not collapse onto a min or max that is not in it.
+ */
+static void check_torn(const char *what, struct hist *h, double p, __u64 exact)
+{
+	struct pct_est e;
+	__u64 blo, bhi;
+
+	bucket_of(exact, &blo, &bhi);
+	checks++;
+	if (!hist_percentile(h, p, &e) || e.low > exact || e.high < exact || e.est < e.low ||
+	    e.est > e.high || e.low < blo || e.high > bhi) {
+		printf("FAIL torn, %s p=%g: exact %llu (bucket %llu..%llu), got est %.1f "
+		       "[%.1f, %.1f]\n", what, p, (unsigned long long)exact,
+		       (unsigned long long)blo, (unsigned long long)bhi, e.est, e.low, e.high);
+		failures++;
+	}
+}
+
+static void torn_tests(void)
+{
+	struct hist *h = calloc(1, sizeof(*h)), *s = calloc(1, sizeof(*s));
+	__u64 v = 1000000 + 12345;
+	int i;
+
+	/* The interval's first sample, its fine slot written, nothing else yet. */
+	h->fine[hist_fine_slot(v)]++;
+	hist_merge(s, h, true);		/* as the tools merge the CPUs: min becomes ~0 */
+	check_torn("first sample, min/max unset", s, 0.5, v);
+	/* 100 samples, then one above the max whose max is not written yet. */
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < 100; i++)
+		hist_add_cpu(h, 5000 + i);
+	h->fine[hist_fine_slot(v)]++;
+	check_torn("a new max not written yet", h, 1.0, v);
+	/* ... and one below the min whose min is not written yet. */
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < 100; i++)
+		hist_add_cpu(h, 5000000 + i);
+	h->fine[hist_fine_slot(v)]++;
+	check_torn("a new min not written yet", h, 0.001, v);
+	free(h);
+	free(s);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 1, 2, 3, 16, 100, 1000, 10007 };
@@ -117,6 +166,7 @@ int main(void)
 		check("constant", v, n);
 	}
 	free(v);
+	torn_tests();
 	printf("hist_test: %d of %d percentiles outside their bounds\n", failures, checks);
 	return failures != 0;
 }

@@ -458,12 +458,17 @@ bool hist_percentile(const struct hist *h, double p, struct pct_est *out)
 	fine_bounds(i, &low, &width);
 	/* Samples are whole ns: the bucket holds [low, low + width - 1]. */
 	high = low + width - 1;
-	if (low < (double)h->min)
+	/*
+	 * Narrow by the exact min and max where they lie in the bucket. A copy
+	 * taken while a program was half-way through hist_add_cpu() can hold a
+	 * sample in the fine slots that min or max do not know of yet (min ~0 and
+	 * max 0 for an interval's first sample): then they are not in the bucket,
+	 * and the bucket alone bounds the sample (hist_test "torn").
+	 */
+	if ((double)h->min > low && (double)h->min <= high)
 		low = h->min;
-	if (high > (double)h->max)
+	if ((double)h->max < high && (double)h->max >= low)
 		high = h->max;
-	if (high < low)	/* min/max and buckets summed from other intervals: keep the bucket */
-		high = low;
 	out->low = low;
 	out->high = high;
 	/* Interpolate within what is left of the bucket, never out of it. */
@@ -533,7 +538,8 @@ static void print_pct_json(const struct hist *h, const char *name, double p)
 {
 	struct pct_est e;
 
-	if (!hist_percentile(h, p, &e)) {
+	/* count 0 ("no samples") with fine slots set: a torn copy, no percentile either. */
+	if (!h->count || !hist_percentile(h, p, &e)) {
 		printf(",\"%s_ns\":null,\"%s_low_ns\":null,\"%s_high_ns\":null", name, name, name);
 		return;
 	}

@@ -79,8 +79,9 @@ void print_linear_hist(const unsigned int *vals, int vals_size, unsigned int bas
 /*
  * A percentile (0 < p <= 1) from the fine buckets: the nearest-rank value
  * (the ceil(p * count)-th smallest sample) lies in [low, high] (ns): its
- * fine bucket, narrowed by the exact min and max. @est is an interpolation
- * inside that range: a bucket estimate, good to high - low. False if empty.
+ * fine bucket, narrowed by the exact min and max where they lie in it (a
+ * torn copy's may not). @est is an interpolation inside that range: a bucket
+ * estimate, good to high - low. False if empty.
  */
 struct pct_est {
 	double est, low, high;
