@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 	obj->rodata->filter_dev = env.filter_dev;
 	obj->rodata->targ_dev = env.dev;
 
-	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_dma_map");
+	tp_btf = !env.no_btf && probe_tp_btf_progs(obj->obj, FRAC_MODULE);
 	attach = tp_btf ? "tp_btf" : "raw_tp";
 	if (!tp_btf)
 		report_fallback("raw_tp", "tp_btf", env.no_btf);

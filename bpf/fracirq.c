@@ -370,14 +370,11 @@ int main(int argc, char **argv)
 	obj->rodata->filter_dev = env.filter_dev;
 	obj->rodata->targ_dev = env.dev;
 
-	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_irq") &&
-		 probe_tp_btf_module(FRAC_MODULE, "frac_fence_signal");
+	tp_btf = !env.no_btf && probe_tp_btf_progs(obj->obj, FRAC_MODULE);
 	if (!tp_btf)
 		report_fallback("raw_tp", "tp_btf", env.no_btf);
 	/* Every handler the object attaches to, fentry and fexit. */
-	fentry = !env.no_btf && probe_fentry_module(FRAC_MODULE, "frac_queue_irq") &&
-		 probe_fentry_module(FRAC_MODULE, "frac_error_irq") &&
-		 probe_fentry_module(FRAC_MODULE, "frac_legacy_irq");
+	fentry = !env.no_btf && probe_fentry_progs(obj->obj, FRAC_MODULE);
 	select_progs(obj->obj, tp_btf, fentry);
 	/* Without fentry both kprobe kinds load; attach decides (attach_handlers_kprobe). */
 	bpf_program__set_autoload(obj->progs.handlers_kmulti, !fentry);

@@ -352,7 +352,7 @@ int main(int argc, char **argv)
 	obj->rodata->filter_pid = env.filter_pid;
 	obj->rodata->targ_pid = env.pid;
 
-	tp_btf = !env.no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_job_submit");
+	tp_btf = !env.no_btf && probe_tp_btf_progs(obj->obj, FRAC_MODULE);
 	attach = tp_btf ? "tp_btf" : "raw_tp";
 	if (!tp_btf)
 		report_fallback("raw_tp", "tp_btf", env.no_btf);

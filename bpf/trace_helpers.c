@@ -200,57 +200,78 @@ static int module_btf_fd(const char *module, __u32 *id)
 	return errno == EPERM ? -EPERM : -ENOENT;
 }
 
+/* A module's BTF, opened once for all the probes of one object. */
+struct probe_btf {
+	int fd;
+	struct btf *vmlinux, *btf;
+};
+
+static bool probe_btf_open(struct probe_btf *pb, const char *module)
+{
+	__u32 id;
+
+	memset(pb, 0, sizeof(*pb));
+	pb->fd = module_btf_fd(module, &id);
+	if (pb->fd == -EPERM) {
+		probe_failed("looking up the %s module's BTF needs CAP_SYS_ADMIN "
+			     "(BPF_BTF_GET_NEXT_ID: EPERM)", module);
+		return false;
+	}
+	if (pb->fd < 0) {
+		probe_failed("no BTF of the %s module", module);
+		return false;
+	}
+	pb->vmlinux = btf__load_vmlinux_btf();
+	if (!pb->vmlinux) {
+		probe_failed("no kernel BTF: %s", strerror(errno));
+		return false;
+	}
+	pb->btf = btf__load_from_kernel_by_id_split(id, pb->vmlinux);
+	if (!pb->btf) {
+		probe_failed("reading the %s module's BTF: %s", module, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void probe_btf_close(struct probe_btf *pb)
+{
+	btf__free(pb->btf);
+	btf__free(pb->vmlinux);
+	if (pb->fd >= 0)
+		close(pb->fd);
+}
+
 /*
- * Load a do-nothing tracing program against @name (@kind) in @module's BTF
- * and attach it, as libbpf-tools' fentry_can_attach(): loading alone does not
- * show that the attach works. On failure probe_why says why.
+ * Load a do-nothing tracing program against @name (@kind) in the module's
+ * BTF, attach it and detach it again, as libbpf-tools' fentry_can_attach():
+ * loading alone does not show that the attach works. On failure probe_why
+ * says why.
  */
-static bool probe_tracing(const char *module, const char *name, __u32 kind,
-			  enum bpf_attach_type type)
+static bool probe_tracing(const struct probe_btf *pb, const char *module, const char *name,
+			  __u32 kind, enum bpf_attach_type type)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	struct btf *vmlinux = NULL, *btf = NULL;
-	int btf_fd, prog_fd = -1, link_fd = -1, tid;
-	__u32 id;
+	int prog_fd, link_fd, tid;
 
-	btf_fd = module_btf_fd(module, &id);
-	if (btf_fd == -EPERM) {
-		probe_failed("looking up the %s module's BTF needs CAP_SYS_ADMIN "
-			     "(BPF_BTF_GET_NEXT_ID: EPERM)", module);
-		return false;
-	}
-	if (btf_fd < 0) {
-		probe_failed("no BTF of the %s module", module);
-		return false;
-	}
-	vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux) {
-		probe_failed("no kernel BTF: %s", strerror(errno));
-		goto out;
-	}
-	btf = btf__load_from_kernel_by_id_split(id, vmlinux);
-	if (!btf) {
-		probe_failed("reading the %s module's BTF: %s", module, strerror(errno));
-		goto out;
-	}
-	tid = btf__find_by_name_kind(btf, name, kind);
+	tid = btf__find_by_name_kind(pb->btf, name, kind);
 	if (tid <= 0) {
 		probe_failed("no %s in the %s module's BTF", name, module);
-		goto out;
+		return false;
 	}
 	{
 		LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
-			    .attach_btf_id = tid, .attach_btf_obj_fd = btf_fd);
+			    .attach_btf_id = tid, .attach_btf_obj_fd = pb->fd);
 
 		prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
 					sizeof(insns) / sizeof(insns[0]), &opts);
 	}
 	if (prog_fd < 0) {
 		probe_failed("loading a probe on %s: %s", name, strerror(errno));
-		goto out;
+		return false;
 	}
 	if (type == BPF_TRACE_RAW_TP)
 		link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
@@ -258,30 +279,70 @@ static bool probe_tracing(const char *module, const char *name, __u32 kind,
 		link_fd = bpf_link_create(prog_fd, 0, type, NULL);
 	if (link_fd < 0)
 		probe_failed("attaching a probe to %s: %s", name, strerror(errno));
-out:
-	btf__free(btf);
-	btf__free(vmlinux);
-	close(btf_fd);
-	if (prog_fd >= 0)
-		close(prog_fd);
-	if (link_fd < 0)
-		return false;
-	close(link_fd);
-	return true;
+	else
+		close(link_fd);		/* detach */
+	close(prog_fd);
+	if (tool_verbose)
+		fprintf(stderr, "%s: probe %s: %s\n", tool_name, name,
+			link_fd < 0 ? probe_why : "attached and detached");
+	return link_fd >= 0;
 }
 
-bool probe_tp_btf_module(const char *module, const char *tp)
-{
-	char name[128];
+/*
+ * Probe every program of @obj whose section starts with one of @kinds, on
+ * the target its section names, as it will be attached: the probe covers
+ * what the tool uses, not a sample of it.
+ */
+struct probe_kind {
+	const char *prefix;		/* section prefix: "tp_btf/" */
+	const char *btf_prefix;		/* the target's BTF name: "btf_trace_" + tracepoint */
+	__u32 btf_kind;
+	enum bpf_attach_type type;
+};
 
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	return probe_tracing(module, name, BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP);
+static bool probe_progs(struct bpf_object *obj, const char *module,
+			const struct probe_kind *kinds, int nkinds)
+{
+	struct bpf_program *prog;
+	struct probe_btf pb;
+	bool ok;
+
+	ok = probe_btf_open(&pb, module);
+	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog);
+		char name[128];
+		int k;
+
+		for (k = 0; ok && k < nkinds; k++) {
+			size_t len = strlen(kinds[k].prefix);
+
+			if (strncmp(sec, kinds[k].prefix, len) || !sec[len])
+				continue;
+			snprintf(name, sizeof(name), "%s%s", kinds[k].btf_prefix, sec + len);
+			ok = probe_tracing(&pb, module, name, kinds[k].btf_kind, kinds[k].type);
+		}
+	}
+	probe_btf_close(&pb);
+	return ok;
 }
 
-bool probe_fentry_module(const char *module, const char *func)
+bool probe_tp_btf_progs(struct bpf_object *obj, const char *module)
 {
-	return probe_tracing(module, func, BTF_KIND_FUNC, BPF_TRACE_FENTRY) &&
-	       probe_tracing(module, func, BTF_KIND_FUNC, BPF_TRACE_FEXIT);
+	static const struct probe_kind kinds[] = {
+		{ "tp_btf/", "btf_trace_", BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP },
+	};
+
+	return probe_progs(obj, module, kinds, 1);
+}
+
+bool probe_fentry_progs(struct bpf_object *obj, const char *module)
+{
+	static const struct probe_kind kinds[] = {
+		{ "fentry/", "", BTF_KIND_FUNC, BPF_TRACE_FENTRY },
+		{ "fexit/", "", BTF_KIND_FUNC, BPF_TRACE_FEXIT },
+	};
+
+	return probe_progs(obj, module, kinds, 2);
 }
 
 static bool has_prefix(const char *s, const char *prefix)

@@ -52,12 +52,14 @@ bool frac_check_env(void);
 void report_bpf_error(const char *what, int err);
 
 /*
- * Run-time probes for the BTF-based attach types on a module's BTF: a
- * do-nothing program is loaded and attached (fentry: and fexit). On failure
- * probe_why holds the reason, for report_fallback().
+ * Run-time probes for the BTF-based attach types on a module's BTF: for
+ * every program of @obj of that kind (tp_btf/; fentry/ and fexit/), a
+ * do-nothing program is loaded against the target its section names,
+ * attached and detached. Call between open and load. On failure probe_why
+ * holds the reason (the first target that failed), for report_fallback().
  */
-bool probe_tp_btf_module(const char *module, const char *tp);
-bool probe_fentry_module(const char *module, const char *func);
+bool probe_tp_btf_progs(struct bpf_object *obj, const char *module);
+bool probe_fentry_progs(struct bpf_object *obj, const char *module);
 extern char probe_why[256];
 /* One stderr line: "<tool>: attaching with <chosen>, not <instead_of>: <why>". */
 void report_fallback(const char *chosen, const char *instead_of, bool forced);

@@ -28,7 +28,7 @@ N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
 FLOOD=256	# flood run: jobs in flight at once, on one queue behind a delayed first job
 TABLE=64	# the job table of fraclat and fracsnoop in the flood run (--max-jobs)
-PLAN=69
+PLAN=73
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -181,6 +181,20 @@ irq_perfmon_only() { # its handlers through kprobe.multi links: no perf event, n
 }
 ok "fracirq with CAP_BPF+CAP_PERFMON: kprobe.multi whatever perf_event_paranoid, said why" \
 	irq_perfmon_only
+
+# ---- the attach probes: each tool probes (attach, detach) every BTF target it will use ---
+D=$T/probes; mkdir -p "$D"
+if command -v strace > /dev/null; then
+	for t in "${TOOLS[@]}"; do	# one 1 s interval (fracsnoop: 1 s), then exit
+		if [ $t = fracsnoop ]; then set -- 1; else set -- 1 1; fi
+		strace -o "$D/$t.strace" -e trace=bpf,close "$BPF/$t" -j "$@" > /dev/null \
+			2> "$D/$t.err" || { echo "# $t under strace:"; diag "$D/$t.err"; }
+	done
+	python3 "$CHECK" probes "$D" > "$T/check.out" 2>&1
+	tap < "$T/check.out"
+else
+	for t in "${TOOLS[@]}"; do skip "$t: probes every BTF target it uses" "no strace"; done
+fi
 
 # ---- main run: tp_btf + fentry, with bpftrace and trace-cmd on the same events ----------
 # Attach order matters for the comparison: a tracepoint runs its probes in the order they

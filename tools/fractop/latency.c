@@ -111,7 +111,7 @@ static int lat_init(struct ft_source *src, const struct ft_config *cfg)
 		p->obj->rodata->filter_dev = true;
 		p->obj->rodata->targ_dev = cfg->only_minor;
 	}
-	tp_btf = !cfg->no_btf && probe_tp_btf_module(FRAC_MODULE, "frac_job_submit");
+	tp_btf = !cfg->no_btf && probe_tp_btf_progs(p->obj->obj, FRAC_MODULE);
 	select_progs(p->obj->obj, tp_btf, false);
 	err = fraclat_bpf__load(p->obj);
 	if (!err)

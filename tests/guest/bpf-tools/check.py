@@ -7,6 +7,10 @@ Usage: check.py main DIR      the BTF run: every tool, bpftrace and trace-cmd
                               flood of more jobs in flight (load.json), then jobs
                               that fail (load2.json), then jobs without a job id
                               (load3.json)
+       check.py probes DIR    DIR/<tool>.strace (strace -e trace=bpf,close of each
+                              tool's start): every BTF target a program is loaded
+                              against was probed first, its probe attached and
+                              detached
 
 DIR holds load.json (fracload -j, with each job's own ground truth), lat.json,
 snoop.json, irq.json, dma.json (the tools' -j output) and, for main, trace.txt
@@ -355,7 +359,65 @@ def flood_checks(c, table):
     ]
 
 
+PROBE_TOOLS = ["fraclat", "fracsnoop", "fracdma", "fracirq"]
+BPF_RE = re.compile(r"^(?:\d+\s+)?bpf\((BPF_[A-Z_]+), \{(.*)\}, \d+\) = (-?\d+)")
+CLOSE_RE = re.compile(r"^(?:\d+\s+)?close\((\d+)\)\s+= 0")
+
+
+def probe_checks(d):
+    """From strace of a tool's start: the tool's probe programs (BPF_PROG_TYPE_TRACING,
+    2 instructions, license "GPL") and its own programs (the object's license "Dual
+    BSD/GPL"). Every (attach type, BTF id) one of its own TRACING programs is loaded
+    against must have had a probe before any of them loaded, that probe attached
+    (RAW_TRACEPOINT_OPEN or LINK_CREATE on its fd succeeded) and its link closed."""
+    def field(attrs, name):
+        m = re.search(rf"\b{name}=([^,}}]+)", attrs)
+        return m.group(1) if m else None
+
+    def check(tool):
+        probes, progs, probe_fds, links = {}, [], {}, {}
+        first_prog = None
+        with open(f"{d}/{tool}.strace") as f:
+            lines = f.read().splitlines()
+        for i, line in enumerate(lines):
+            m = BPF_RE.match(line)
+            if m:
+                cmd, attrs, ret = m.group(1), m.group(2), int(m.group(3))
+                if cmd == "BPF_PROG_LOAD" and "BPF_PROG_TYPE_TRACING" in attrs:
+                    key = (field(attrs, "expected_attach_type"), field(attrs, "attach_btf_id"))
+                    if field(attrs, "license") == '"GPL"' and field(attrs, "insn_cnt") == "2":
+                        if ret >= 0:
+                            probe_fds[ret] = key
+                            probes.setdefault(key, "loaded")
+                    elif ret >= 0:
+                        progs.append(key)
+                        if first_prog is None:
+                            first_prog = i
+                elif cmd in ("BPF_RAW_TRACEPOINT_OPEN", "BPF_LINK_CREATE") and ret >= 0:
+                    fd = int(field(attrs, "prog_fd") or -1)
+                    if fd in probe_fds and first_prog is None:
+                        links[ret] = probe_fds[fd]
+                        probes[probe_fds[fd]] = "attached"
+                continue
+            m = CLOSE_RE.match(line)
+            if m:
+                fd = int(m.group(1))
+                if fd in links:
+                    probes[links.pop(fd)] = "attached and detached"
+                probe_fds.pop(fd, None)
+        bad = [k for k in dict.fromkeys(progs) if probes.get(k) != "attached and detached"]
+        return bool(progs) and not bad, \
+            f"{tool}: {len(set(progs))} BTF targets loaded against, {len(probes)} probed", \
+            *[f"{t} btf id {i}: probe {probes.get((t, i), 'none')}" for t, i in bad]
+
+    return [(f"{t}: every BTF target it loads a program against probed first, attached "
+             "and detached", lambda t=t: check(t)) for t in PROBE_TOOLS]
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "probes":
+        run(probe_checks(sys.argv[2]))
+        return 0
     if not ((len(sys.argv) == 3 and sys.argv[1] in ("main", "fallback")) or
             (len(sys.argv) == 4 and sys.argv[1] == "flood")):
         print(__doc__, file=sys.stderr)
