@@ -157,7 +157,7 @@ fi
 log "config: every fragment option is in .config"
 
 # ---- build ----------------------------------------------------------------------------------
-log "make -j$JOBS bzImage modules (log: $LOG; cold: ~10 min on 2 cores)"
+log "make -j$JOBS bzImage modules (log: $LOG; cold: 26 min on 2 cores, 2075 s of CPU)"
 run make "${MAKEARGS[@]}" bzImage modules
 KREL=$(make -s -C "$SRC" O="$OBJ" kernelrelease 2>/dev/null | tail -n1)
 [ -n "$KREL" ] || die "no kernelrelease"
@@ -179,7 +179,7 @@ cp "$OBJ/.config" "$OUT.tmp/build/.config"
 # vmlinux without DWARF but with .BTF: module BTF (DEBUG_INFO_BTF_MODULES) is deduplicated
 # against it, and the host's bpftool can read it.
 objcopy --strip-debug "$OBJ/vmlinux" "$OUT.tmp/build/vmlinux"
-readelf -S "$OUT.tmp/build/vmlinux" | grep -q '\.BTF' || die "stripped vmlinux lost .BTF"
+readelf -S "$OUT.tmp/build/vmlinux" | grep -c '\.BTF' > /dev/null || die "stripped vmlinux lost .BTF"
 ln -sfn "$OUT/build" "$OUT.tmp/modules/lib/modules/$KREL/build"
 cp "$LOG" "$OUT.tmp/build.log"
 echo "$(( $(date +%s) - t0 ))" > "$OUT.tmp/time"
