@@ -642,10 +642,11 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
 				low = 0;
 		}
 		printf("%s{\"low\":%llu,", first ? "" : ",", low);
+		/* Every bucket carries high_reason, not only the one whose high is null. */
 		if (i == MAX_SLOTS - 1 && linear)
 			printf("\"high\":null,\"high_reason\":\"overflow bucket\",");
 		else
-			printf("\"high\":%llu,", high);
+			printf("\"high\":%llu,\"high_reason\":null,", high);
 		printf("\"count\":%u}", h->slots[i]);
 		first = false;
 	}

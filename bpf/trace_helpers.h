@@ -94,7 +94,8 @@ void print_hist(const struct hist *h, int unit, bool linear, unsigned int step);
 void print_hist_summary(const struct hist *h, int unit);
 /*
  * {"count":..,"sum_ns":..,"min_ns":..,"avg_ns":..,"p50_ns":..,"p99_ns":..,"max_ns":..,
- *  "unit":"usecs","buckets":[{"low":..,"high":..,"count":..},..]}
+ *  "unit":"usecs","buckets":[{"low":..,"high":..,"high_reason":..,"count":..},..]}
+ * (bpf/README.md, "JSON", has every key.)
  */
 void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int step);
 

@@ -28,7 +28,7 @@ N=48		# main run: 4 queues x 4 ops x 3
 NFB=16		# fallback run
 FLOOD=256	# flood run: jobs in flight at once, on one queue behind a delayed first job
 TABLE=64	# the job table of fraclat and fracsnoop in the flood run (--max-jobs)
-PLAN=73
+PLAN=76
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"
@@ -257,7 +257,8 @@ tap < "$T/check.out"
 # ---- fallbacks: raw_tp + kprobe.multi ---------------------------------------------------
 D=$T/fallback; mkdir -p "$D"
 start_fallback() {
-	bg lat "$BPF/fraclat" -j -O --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1
+	# -L 1: linear buckets of 1 us, so that the JSON has an overflow bucket (high null)
+	bg lat "$BPF/fraclat" -j -O -L 1 --no-btf && wait_for "$T/lat.err" "^Tracing" || return 1
 	bg snoop "$BPF/fracsnoop" -j --no-btf && wait_for "$T/snoop.err" "^Tracing" || return 1
 	bg irq "$BPF/fracirq" -j --no-btf && wait_for "$T/irq.err" "^Tracing" || return 1
 	bg dma "$BPF/fracdma" -j --no-btf && wait_for "$T/dma.err" "^Tracing" || return 1
@@ -311,7 +312,7 @@ if [ -w "$FI" ]; then
 	python3 "$CHECK" flood "$D" $TABLE > "$T/check.out" 2>&1
 	tap < "$T/check.out"
 else
-	for i in $(seq 15); do skip "flood run" "no $FI (fault-injection=on)"; done
+	for i in $(seq 16); do skip "flood run" "no $FI (fault-injection=on)"; done
 fi
 
 # ---- text output, interval and count ----------------------------------------------------

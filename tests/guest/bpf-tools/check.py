@@ -22,12 +22,82 @@ comparison flaky). Prints one TAP line per check without its number
 The number of lines does not depend on the results.
 """
 import json
+import os
 import re
 import sys
 
 STAGES = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
 SCHEMA = 2
 EIO = -5
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../bpf/README.md")
+
+
+def load_schema(path=README):
+    """bpf/README.md's schema block (the first ``` block under "## JSON"): {type: [(key,
+    kind, subtype)]}, kind "" (a value), "obj", "list" or "map"."""
+    with open(path) as f:
+        text = f.read()
+    block = text[text.index("\n## JSON\n"):].split("```\n", 2)[1]
+    types = {}
+    for line in block.splitlines():
+        name, *keys = line.split()
+        fields = []
+        for k in keys:
+            key, _, t = k.partition(":")
+            if not t:
+                fields.append((key, "", None))
+            elif t == "map":
+                fields.append((key, "map", None))
+            elif t.startswith("["):
+                fields.append((key, "list", t.strip("[]")))
+            else:
+                fields.append((key, "obj", t))
+        types[name] = fields
+    return types
+
+
+def schema_errors(types, tname, o, path):
+    """Where @o is not a @tname: keys missing, extra or out of order; a null without
+    a non-null *_reason beside it."""
+    if not isinstance(o, dict):
+        return [f"{path}: not an object: {o!r}"]
+    want = [k for k, _, _ in types[tname]]
+    if list(o) != want:
+        return [f"{path} ({tname}): keys {list(o)}, want {want}"]
+    errs = []
+    if any(v is None for k, v in o.items() if not k.endswith("_reason")) and \
+            not any(v is not None for k, v in o.items() if k.endswith("_reason")):
+        errs.append(f"{path} ({tname}): a null without a reason: {o}")
+    for key, kind, sub in types[tname]:
+        v = o[key]
+        if kind == "obj":
+            errs += schema_errors(types, sub, v, f"{path}.{key}")
+        elif kind == "list":
+            if not isinstance(v, list):
+                errs.append(f"{path}.{key}: not a list")
+            else:
+                for i, e in enumerate(v):
+                    errs += schema_errors(types, sub, e, f"{path}.{key}[{i}]")
+        elif kind == "map" and not (isinstance(v, dict) or v is None):
+            errs.append(f"{path}.{key}: not an object or null")
+    return errs
+
+
+def check_schema(d, files):
+    """Every object in DIR's @files ({file: root type}; fracsnoop's by "type")."""
+    types, errs, n = load_schema(), [], 0
+    for f, root in files.items():
+        for i, o in enumerate(load_json_lines(f"{d}/{f}")):
+            t = root if root != "fracsnoop" else f"fracsnoop_{o.get('type')}"
+            if t not in types:
+                errs.append(f"{f}:{i + 1}: no type {t} in the schema")
+                continue
+            errs += schema_errors(types, t, o, f"{f}:{i + 1}")
+            n += 1
+    return n > 0 and not errs, f"{n} objects in {', '.join(files)}, {len(errs)} not as " \
+        "the schema", *errs[:5]
+
+
 def load_json_lines(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -179,8 +249,14 @@ def common_checks(c, attach_lat, attach_irq):
         ok = all(v.get("total", 0) == 0 for v in got.values()) and len(finals) == 1
         return ok, f"lost: {got}", f"fracsnoop final stats objects: {len(finals)}"
 
+    def schema_all():
+        return check_schema(c.d, {"lat.json": "fraclat", "snoop.json": "fracsnoop",
+                                  "irq.json": "fracirq", "dma.json": "fracdma",
+                                  "load.json": "fracload"})
+
     return [
         ("JSON output of every tool parses", parses),
+        ("every JSON object as bpf/README.md's schema, each null with a reason", schema_all),
         (f"every JSON object has schema_version {SCHEMA}", schema),
         ("fraclat and fracsnoop report no job lost, fracsnoop its final counters", nothing_lost),
         (f"attach types {attach_lat} / {attach_irq}", attach),
@@ -342,7 +418,13 @@ def flood_checks(c, table):
         return got == (want, want) and want == 5, \
             f"no-job-id jobs: fraclat {got[0]}, fracsnoop {got[1]}, the workload {want}"
 
+    def schema_flood():
+        return check_schema(c.d, {"lat.json": "fraclat", "snoop.json": "fracsnoop",
+                                  **{n: "fracload" for n in loads}})
+
     return [
+        ("flood: every JSON object as bpf/README.md's schema, each null with a reason",
+         schema_flood),
         ("flood: more jobs in flight than the job table holds (the workload's count)", exceeded),
         ("fraclat and fracsnoop count every job without a job id as lost (noid)", noid),
         ("fraclat: measured + reported lost == jobs submitted", lat_exact),
