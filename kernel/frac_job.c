@@ -478,6 +478,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct ww_acquire_ctx ctx;
 	struct frac_job *job;
 	u32 queue = args->queue;
+	u32 job_id;
 	int idx, ret;
 
 	if ((args->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
@@ -528,12 +529,19 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	if (ret)
 		goto err_unreserve;
 
+	/*
+	 * After the push the job is the scheduler's: it may run, end and be
+	 * freed by free_job before this thread runs again (KASAN saw the read
+	 * of job->id below the push as a use-after-free), so take what SUBMIT
+	 * returns first.
+	 */
+	job_id = job->id;
 	frac_job_push(job, &ctx, out_syncobj);
 	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
 	/* Written back only on success: a failed SUBMIT changes nothing. */
 	args->queue = queue;
-	args->job_id = job->id;
+	args->job_id = job_id;
 	drm_dev_exit(idx);
 	return 0;
 
