@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Host tests of scripts/kcheck, the debug lane's judge: feed it made-up guest outputs and check
+# each verdict. Prints TAP.
+set -uo pipefail
+KCHECK=${KCHECK:-$(cd "$(dirname "$0")/../.." && pwd)/scripts/kcheck}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0 fail=0
+t() { # t DESC expected-rc dir [grep-pattern]
+	local desc=$1 want=$2 dir=$3 pat=${4:-} out rc
+	n=$((n + 1))
+	out=$("$KCHECK" --name t "$dir" 2>&1); rc=$?
+	if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -E -- "$pat" <<< "$out"; }; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc (rc $rc, want $want${pat:+, output matching /$pat/})"
+		sed 's/^/#   /' <<< "$out"; fail=1
+	fi
+}
+mk() { # mk NAME: a clean guest output
+	local d=$T/$1
+	mkdir -p "$d/kcheck"
+	printf '[    0.000000] Linux version 6.12.95-frac-debug\n[    1.000000] frac 0000:01:00.0: ok\n' > "$d/console.log"
+	touch "$d/kcheck/done"; echo 12288 > "$d/kcheck/tainted"; echo 1 > "$d/kcheck/debug_locks"
+	: > "$d/kcheck/kmemleak"; echo 4294900000 > "$d/kcheck/jiffies-start"
+	echo "$d"
+}
+leak() { # leak DIR JIFFIES COMM
+	printf 'unreferenced object 0xffff888100a1b2c0 (size 64):\n  comm "%s", pid 7, jiffies %s\n  backtrace (crc 0):\n    [<ffffffffc0123456>] frac_bo_create+0x1/0x2 [frac]\n' \
+		"$3" "$2" >> "$1/kcheck/kmemleak"
+}
+echo "TAP version 13"
+d=$(mk clean); t "a clean run passes every check" 0 "$d" '^ok 6 - t: kmemleak: no leak after frac was unloaded$'
+d=$(mk boot); leak "$d" 4294890000 swapper/0
+t "a suspect allocated before the tests is set apart, not a failure" 0 "$d" \
+	'^ok 6 .*\(1 allocated before the tests, set apart\)'
+d=$(mk ours); leak "$d" 4294890000 swapper/0; leak "$d" 4294950000 frac_uapi_test
+t "a suspect allocated during the tests fails, and is shown" 1 "$d" \
+	'^not ok 6 .*\(1 objects; 1 allocated before the tests, set apart\)'
+d=$(mk ours-shown); leak "$d" 4294950000 frac_uapi_test
+t "the failing suspect's block is in the diagnostics" 1 "$d" '^#   .*comm "frac_uapi_test"'
+d=$(mk nostart); rm "$d/kcheck/jiffies-start"; leak "$d" 4294890000 swapper/0
+t "without jiffies-start (the report was cleared) every suspect counts" 1 "$d" '^not ok 6 .*\(1 objects\)'
+d=$(mk leakline); echo '[   99.000000] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)' >> "$d/console.log"
+t "kmemleak's console line alone is not a kernel report (check 6 judges kmemleak)" 0 "$d" \
+	'^ok 2 - t: no kernel report'
+d=$(mk kasan); echo '[   50.000000] BUG: KASAN: slab-use-after-free in frac_job_free+0x1/0x2 [frac]' >> "$d/console.log"
+t "a KASAN report fails check 2" 1 "$d" '^not ok 2 .*first: BUG: KASAN'
+d=$(mk taint); echo 12800 > "$d/kcheck/tainted"
+t "a W taint fails check 4" 1 "$d" '^not ok 4 .*\(tainted=12800: WOE\)'
+d=$(mk locks); echo 0 > "$d/kcheck/debug_locks"
+t "debug_locks 0 fails check 5" 1 "$d" '^not ok 5 '
+d=$(mk crash); rm "$d/kcheck/done"
+t "a guest that did not finish fails check 1" 1 "$d" '^not ok 1 '
+echo "1..$n"
+exit $fail
