@@ -104,9 +104,11 @@ test-kernel:
 # without results, which tap-summary counts as a failure.
 test-host:
 	@mkdir -p $(RESULTS)
-	@echo "== host tests (tools/fractop)"
+	@echo "== host tests (tools/fractop, scripts/kcheck)"
 	@rc=0; { $(MAKE) -C tools/fractop -s >/dev/null && tools/fractop/tests/run.sh; } 2>&1 | \
-		tee $(RESULTS)/host-fractop.tap || rc=$${PIPESTATUS[0]}; [ -n "$(KEEP_GOING)" ] || exit $$rc
+		tee $(RESULTS)/host-fractop.tap || rc=$${PIPESTATUS[0]}; \
+	tests/host/kcheck-test.sh 2>&1 | tee $(RESULTS)/host-kcheck.tap || rc=$${PIPESTATUS[0]}; \
+	[ -n "$(KEEP_GOING)" ] || exit $$rc
 
 # Host tests of tools/regress (fracregress): change points on synthetic series, A/A and A/B
 # verdicts, stage attribution, the store on SQLite and on a PostgreSQL server the test starts
@@ -181,6 +183,8 @@ DEBUG_BUDGET ?= 2700
 # TEST_DEBUG_END seconds after make test began (85 min, leaving the IOMMU lane's ~2 min and the
 # summary inside .ci/run's 90), by each group's last measured time (scripts/test-debug).
 TEST_DEBUG_END ?= 5100
+# Groups booted at a time in the debug lane (scripts/test-debug --jobs).
+DEBUG_JOBS ?= 2
 TAP_DIRS     := $(RESULTS) $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu
 debug-kernel:
 	@scripts/build-debug-kernel.sh >/dev/null
@@ -189,7 +193,8 @@ test-debug: qemu
 	@mkdir -p $(RESULTS)
 	@echo "== debug kernel lane (one boot per group: $(DEBUG_GROUPS))"
 	@rm -rf $(RESULTS)/debug
-	@rc=0; scripts/test-debug --qemu "$(QEMU_BIN)" $(if $(DEBUG_BUDGET),--budget $(DEBUG_BUDGET)) \
+	@rc=0; scripts/test-debug --qemu "$(QEMU_BIN)" --jobs $(DEBUG_JOBS) \
+		$(if $(DEBUG_BUDGET),--budget $(DEBUG_BUDGET)) \
 		$(if $(DEBUG_DEADLINE),--deadline $(DEBUG_DEADLINE)) \
 		--results $(RESULTS)/debug $(DEBUG_GROUPS) || rc=$$?; \
 	[ -n "$(KEEP_GOING)" ] || exit $$rc
