@@ -307,6 +307,12 @@ struct job_ent {
 	uint32_t id;
 	int slot, state;
 	unsigned int gen;
+	/*
+	 * A WAIT that did not claim the job chose it: it may see the job end
+	 * and drop its id before it records so, and the claimant's WAIT then
+	 * gets EINVAL for a job still listed here.
+	 */
+	bool raced;
 };
 
 struct proc {
@@ -1360,7 +1366,8 @@ static void job_released(int slot, unsigned int gen, uint32_t id)
 }
 
 /* Not yet released by anyone (a racing WAIT of another thread may have). */
-static bool job_unreleased(int slot, unsigned int gen, uint32_t id)
+/* Listed, and no WAIT that did not claim it may have ended it meanwhile. */
+static bool job_unreleased_unraced(int slot, unsigned int gen, uint32_t id)
 {
 	bool found = false;
 	int i;
@@ -1368,7 +1375,7 @@ static bool job_unreleased(int slot, unsigned int gen, uint32_t id)
 	pthread_mutex_lock(&P.lock);
 	for (i = 0; i < NJOB; i++)
 		if (P.jobs[i].state != J_FREE && P.jobs[i].id == id && P.jobs[i].slot == slot &&
-		    P.jobs[i].gen == gen)
+		    P.jobs[i].gen == gen && !P.jobs[i].raced)
 			found = true;
 	pthread_mutex_unlock(&P.lock);
 	return found;
@@ -1398,7 +1405,7 @@ static bool wait_job_bounded(struct thr *t, int slot, unsigned int gen, uint32_t
 			return true;
 		}
 		if (r.err == EINVAL) {
-			if (job_unreleased(slot, gen, id) || slot == SLOT_O)
+			if (job_unreleased_unraced(slot, gen, id) || slot == SLOT_O)
 				fail(F_STATE, "WAIT of own job %u not yet seen ended: EINVAL", id);
 			job_released(slot, gen, id);
 			return false;
@@ -1452,6 +1459,8 @@ static void op_wait(struct thr *t)
 			if (chance(&t->rng, 90)) {	/* else race another waiter */
 				P.jobs[i].state = J_CLAIMED;
 				claimed = i;
+			} else {
+				P.jobs[i].raced = true;
 			}
 		}
 		break;
@@ -1485,7 +1494,8 @@ static void op_wait(struct thr *t)
 		job_released(slot, gen, id);
 		return;
 	}
-	if (r.err == EINVAL && claimed >= 0 && !w.flags && job_unreleased(slot, gen, id)) {
+	if (r.err == EINVAL && claimed >= 0 && !w.flags &&
+	    job_unreleased_unraced(slot, gen, id)) {
 		fail(F_STATE, "WAIT of own job %u not yet seen ended: EINVAL", id);
 		job_released(slot, gen, id);
 		return;
