@@ -8,13 +8,26 @@ share of the shift is its mean change over the total's. Means come from fraclat'
 `sum_ns` / `count` when the run has them, else from the log2 buckets (geometric bucket
 middles, an estimate; the result says which).
 
-A stage is named when its histogram moved (chi-square test of homogeneity of the two runs'
-bucket counts, p <= alpha), it moved the same way as the total, and, taken in order of
-share, it is among the stages needed to reach `explain` (80%) of the total's shift.
+Whether a stage moved is tested one of two ways. With per-slice means (the A/B harness
+traces several slices a side, interleaved as the timed ones are), the test is on each
+slice's *fraction* of the total (stage mean / total mean): the host's load scales every
+stage of a slice alike, and the fraction cancels that common drift, where a test on the
+stage means would see it in every stage. p = min(KS, MWU) over the slices, as the verdicts
+do. Without slices: a chi-square test of homogeneity of the two runs' pooled bucket counts,
+the weaker test: over thousands of jobs it calls any drift of the host between two traced
+slices significant (measured: two runs of the same build, one traced slice each, gave
+p < 1e-30 on every stage). A result says which test it used.
+
+Stages are named only when the total moved: `total_moved` as the caller knows it (the report
+passes the verdict of the timed metric the traced workload measures), else the total's own
+test (per-slice means, or chi-square). Then each stage that moved (p <= alpha) the same way as
+the total, taken in order of share, until `explain` (80%) of the total's shift is reached.
 """
 
 import numpy as np
 from scipy.stats import chi2_contingency
+
+from . import verdict
 
 STAGE_ORDER = ["submit_run", "run_start", "exec", "end_irq", "irq_signal"]
 TOTAL = "total"
@@ -45,23 +58,48 @@ def hist_pvalue(ha, hb):
     return float(chi2_contingency(table)[1])
 
 
-def attribute(base, new, alpha=0.01, explain=0.8):
-    """base, new: {stage: {"count", "sum_ns", "buckets"}}. Returns a dict with the total's
-    shift, a row per stage (means, shift, share, p) and the stages named (may be empty)."""
+MIN_SLICES = 3
+
+
+def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=None,
+              require_total=True, total_moved=None):
+    """base, new: {stage: {"count", "sum_ns", "buckets"}} (pooled); slices_base/new:
+    {stage: [per-slice mean]} when the runs traced several slices. Returns a dict with the
+    total's shift, a row per stage (means, shift, share, p), the test used and the stages
+    named (may be empty). require_total=False names moved stages even when the total did
+    not move (the stage test alone; the report never does this)."""
     stages = [s for s in STAGE_ORDER if s in base and s in new]
     stages += sorted(s for s in base if s in new and s not in stages and s != TOTAL)
     if not stages:
         return None
+    sa, sb = slices_base or {}, slices_new or {}
+    per_slice = all(len(sa.get(s, [])) >= MIN_SLICES and len(sb.get(s, [])) >= MIN_SLICES
+                    and len(sa[s]) == len(sa.get(TOTAL, [])) and len(sb[s]) == len(sb.get(TOTAL, []))
+                    for s in stages + [TOTAL])
+
+    def p_of(s):
+        if not per_slice:
+            return hist_pvalue(base[s], new[s])
+        a, b = np.asarray(sa[s], float), np.asarray(sb[s], float)
+        if s != TOTAL:      # the fraction of the total, slice by slice
+            a, b = a / np.asarray(sa[TOTAL], float), b / np.asarray(sb[TOTAL], float)
+        return verdict.pvalue(a, b)
+
     rows, exact = [], True
     for s in stages:
         ma, ea = _mean(base[s])
         mb, eb = _mean(new[s])
         exact = exact and ea and eb
-        rows.append({"stage": s, "base_mean_ns": ma, "new_mean_ns": mb, "shift_ns": mb - ma,
-                     "p": hist_pvalue(base[s], new[s])})
+        r = {"stage": s, "base_mean_ns": ma, "new_mean_ns": mb, "shift_ns": mb - ma,
+             "p": p_of(s)}
+        if per_slice:       # which way the stage's fraction of the total went
+            fa = np.median(np.asarray(sa[s], float) / np.asarray(sa[TOTAL], float))
+            fb = np.median(np.asarray(sb[s], float) / np.asarray(sb[TOTAL], float))
+            r["fraction_base"], r["fraction_new"] = float(fa), float(fb)
+        rows.append(r)
     if TOTAL in base and TOTAL in new:
         ta, tb = _mean(base[TOTAL])[0], _mean(new[TOTAL])[0]
-        tp = hist_pvalue(base[TOTAL], new[TOTAL])
+        tp = p_of(TOTAL)
     else:
         ta, tb = sum(r["base_mean_ns"] for r in rows), sum(r["new_mean_ns"] for r in rows)
         tp = None
@@ -69,11 +107,22 @@ def attribute(base, new, alpha=0.01, explain=0.8):
     for r in rows:
         r["share"] = r["shift_ns"] / total_shift if total_shift else 0.0
     named, acc = [], 0.0
-    for r in sorted(rows, key=lambda r: -r["share"]):
-        if acc >= explain or r["share"] <= 0 or r["p"] > alpha:
-            break
-        named.append(r["stage"])
-        acc += r["share"]
+    moved = total_moved if total_moved is not None else (tp is None or tp <= alpha)
+    if moved or not require_total:
+        for r in sorted(rows, key=lambda r: -r["share"]):
+            if acc >= explain:
+                break
+            if r["share"] <= 0 or r["p"] > alpha:
+                continue
+            # per slice: the stage must have grown as a part of the total the way the total
+            # went (a stage that only kept its part while another grew has not moved)
+            if per_slice and (r["fraction_new"] - r["fraction_base"]) * total_shift <= 0:
+                continue
+            named.append(r["stage"])
+            acc += r["share"]
     return {"total_base_ns": ta, "total_new_ns": tb, "total_shift_ns": total_shift,
-            "total_p": tp, "stages": rows, "named": named, "explained": acc,
-            "exact_means": exact}
+            "total_p": tp, "total_moved": moved, "stages": rows, "named": named, "explained": acc,
+            "exact_means": exact, "alpha": alpha,
+            "test": (f"per-slice fraction of the total, min(KS, MWU), {min(len(v) for v in sa.values())}/"
+                     f"{min(len(v) for v in sb.values())} slices"
+                     if per_slice else "chi-square over the pooled buckets")}

@@ -16,14 +16,22 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt     # noqa: E402
 import numpy as np                  # noqa: E402
 
-from . import attribution, changepoint, verdict   # noqa: E402
+from . import attribution, changepoint, runinfo, verdict   # noqa: E402
+
+
+# The metric whose workload tests/bench/guest-regress.py traces with fraclat.
+TRACED_METRIC = "P1.frac.p50_us"
 
 
 def build(store, base_id, new_id, rel_magnitude=0.10, regress_threshold=0.05, window=50,
           pvalue=0.001, metrics=None, min_magnitude=0.0):
     base, new = store.run(base_id), store.run(new_id)
     mb, mn = store.metrics(base_id), store.metrics(new_id)
-    names = [m for m in sorted(set(mb) & set(mn)) if metrics is None or m in metrics]
+    # stage.<s>.mean_us (runinfo.fraclat_slice_metrics) feed the attribution, not the table
+    # or the gate: a stage is judged by what it does to the total.
+    stage_pre = runinfo.STAGE_METRIC.split("{")[0]
+    names = [m for m in sorted(set(mb) & set(mn)) if (metrics is None or m in metrics)
+             and not m.startswith(stage_pre)]
     rows = []
     for m in names:
         r = verdict.summarize(mb[m]["slices"], mn[m]["slices"], mb[m]["better"], rel_magnitude,
@@ -32,7 +40,16 @@ def build(store, base_id, new_id, rel_magnitude=0.10, regress_threshold=0.05, wi
                  new_slices=mn[m]["slices"])
         rows.append(r)
     sb, sn = store.stages(base_id), store.stages(new_id)
-    attr = attribution.attribute(sb, sn) if sb and sn else None
+    def per_slice(ms):
+        return {m[len(stage_pre):-len(".mean_us")]: v["slices"] for m, v in ms.items()
+                if m.startswith(stage_pre)}
+    # The traced slices run the P1 workload: its timed verdict says whether the total moved.
+    p1 = next((r for r in rows if r["metric"] == TRACED_METRIC), None)
+    attr = attribution.attribute(sb, sn, slices_base=per_slice(mb), slices_new=per_slice(mn),
+                                 total_moved=(p1["verdict"] == verdict.DIFFERENT) if p1 else None
+                                 ) if sb and sn else None
+    if attr and p1:
+        attr["total_from"] = f"{TRACED_METRIC} {p1['verdict']}"
     trends = {}
     for m in names:
         hist = store.history(m)
@@ -79,14 +96,21 @@ def _attr_lines(a):
            f"{'exact, from sum_ns' if a['exact_means'] else 'estimated from log2 buckets'}): "
            f"total {a['total_base_ns'] / 1e3:.2f} -> {a['total_new_ns'] / 1e3:.2f} us "
            f"({a['total_shift_ns'] / 1e3:+.2f} us)"]
+    tp = a.get("total_p")
+    out.append(f"  test: {a.get('test', 'chi-square over the pooled buckets')}; traced total p "
+               + (f"{tp:.2g}" if tp is not None else "n/a")
+               + (f"; whether the total moved: {a['total_from']}" if a.get("total_from") else ""))
     if a["named"]:
         out.append("  stage(s) that moved: " + ", ".join(
             f"{s} ({next(r['share'] for r in a['stages'] if r['stage'] == s) * 100:.0f}% "
             "of the shift)" for s in a["named"]) + f"; together {a['explained'] * 100:.0f}%")
+    elif not a.get("total_moved", True):
+        out.append("  the total did not move: no stage named")
     else:
-        out.append("  no stage's histogram moved significantly (chi-square p <= 0.01)")
+        out.append(f"  no stage moved significantly (p <= {a.get('alpha', 0.01):g}) the way the "
+                   "total did")
     out.append("")
-    out.append("| stage | base mean us | new mean us | shift us | share | histogram p |")
+    out.append("| stage | base mean us | new mean us | shift us | share | p |")
     out.append("|---|---|---|---|---|---|")
     for r in a["stages"]:
         out.append(f"| {r['stage']} | {r['base_mean_ns'] / 1e3:.2f} | {r['new_mean_ns'] / 1e3:.2f}"

@@ -213,18 +213,56 @@ def bench_summary_metrics(doc):
     return metrics
 
 
-def fraclat_stages(raw):
-    """Stages from the last object of the newest fraclat-*.json (JSON lines) in `raw`."""
-    stages = {}
-    for fl in sorted(glob.glob(os.path.join(raw, "fraclat-*.json"))):
+def _fraclat_last(raw):
+    """{k: per-stage histograms} from the last object of each fraclat-<k>.json (JSON lines)."""
+    out = {}
+    for fl in glob.glob(os.path.join(raw, "fraclat-*.json")):
+        m = re.fullmatch(r"fraclat-(\d+)\.json", os.path.basename(fl))
+        if not m:
+            continue
         try:
             with open(fl) as f:
                 lines = [json.loads(x) for x in f if x.strip()]
         except (OSError, ValueError):
             continue
         if lines:
-            stages = stages_from_fraclat(lines[-1])
-    return stages
+            out[int(m.group(1))] = stages_from_fraclat(lines[-1])
+    return out
+
+
+def fraclat_stages(raw):
+    """Every traced slice's stages (fraclat-<k>.json, the last object of each) summed: the
+    run's pooled per-stage histograms."""
+    pooled = {}
+    for _, stages in sorted(_fraclat_last(raw).items()):
+        for st, h in stages.items():
+            p = pooled.setdefault(st, {"count": 0, "sum_ns": 0.0, "buckets": {}})
+            p["count"] += h["count"]
+            p["sum_ns"] += h["sum_ns"]
+            for b in h["buckets"]:
+                k = (b["low"], b.get("high"))
+                p["buckets"][k] = p["buckets"].get(k, 0) + b["count"]
+    return {st: {"count": p["count"], "sum_ns": p["sum_ns"],
+                 "buckets": [{"low": lo, "high": hi, "count": c}
+                             for (lo, hi), c in sorted(p["buckets"].items())]}
+            for st, p in pooled.items()}
+
+
+STAGE_METRIC = "stage.{}.mean_us"
+
+
+def fraclat_slice_metrics(raw):
+    """Each traced slice's exact mean per stage (sum_ns / count), one slice per fraclat file:
+    metrics stage.<stage>.mean_us, which attribution tests slice by slice as the verdicts
+    test the timed metrics (a pooled histogram of thousands of jobs calls any drift of the
+    host significant)."""
+    vals = {}
+    for _, stages in sorted(_fraclat_last(raw).items()):
+        for st, h in stages.items():
+            if h["count"] and h.get("sum_ns") is not None:
+                vals.setdefault(st, []).append(h["sum_ns"] / h["count"] / 1e3)
+    return {STAGE_METRIC.format(st): {"unit": "us", "better": "lower", "slices": v}
+            for st, v in vals.items()}
 
 
 def import_raw(raw, repo, qemu=None, label=None, commit=None, dirty=None, device=None):
@@ -235,6 +273,7 @@ def import_raw(raw, repo, qemu=None, label=None, commit=None, dirty=None, device
     metrics = bench_metrics(raw)
     if not metrics:
         raise RunFileError(f"{raw}: no per-slice files (p1-frac-1.json, ...)")
+    metrics.update(fraclat_slice_metrics(raw))
     params = {"reps_from": "raw per-slice files"}
     if commit is None:
         commit, d = git_state(repo)
