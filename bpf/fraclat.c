@@ -18,6 +18,7 @@
 #include "fraclat.h"
 #include "fraclat.skel.h"
 #include "trace_helpers.h"
+#include "libfrac.h"
 
 static struct env {
 	int group;

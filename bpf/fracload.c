@@ -54,9 +54,6 @@
 #define MAX_DEPTH	DRM_FRAC_MAX_UNWAITED	/* job ids a file may hold */
 #define GEMM_DIM	16
 
-static const char *const op_names[] = { "nop", "copy", "fill", "crc32c", "gemm", "timestamp" };
-#define NR_OPS (sizeof(op_names) / sizeof(op_names[0]))
-
 static int parse_list(char *s, const char *what, unsigned int *out, int max, bool ops)
 {
 	int n = 0;
@@ -69,10 +66,11 @@ static int parse_list(char *s, const char *what, unsigned int *out, int max, boo
 		if (n == max)
 			goto bad;
 		if (ops) {
-			for (v = 0; v < NR_OPS && strcmp(tok, op_names[v]); v++)
-				;
-			if (v == NR_OPS)
+			int op = frac_op_parse(tok);
+
+			if (op < 0)
 				goto bad;
+			v = op;
 		} else {
 			errno = 0;
 			v = strtoul(tok, &end, 10);
@@ -143,7 +141,7 @@ static void job_ended(struct job_rec *r, unsigned int op, int ret,
 	r->status = ret ? ret : res->status;
 	r->dev_ns = ret ? 0 : res->t_end - res->t_start;
 	if (ret || res->status) {
-		fprintf(stderr, "fracload: %s job failed: %s\n", op_names[op],
+		fprintf(stderr, "fracload: %s job failed: %s\n", frac_op_name(op),
 			strerror(ret ? -ret : -res->status));
 		(*failed)++;
 	}
@@ -153,8 +151,8 @@ int main(int argc, char **argv)
 {
 	unsigned int queues[MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { 1 };
 	unsigned long njobs = 16, size = 16384, depth = 4;
-	unsigned long per_queue[MAX_QUEUES] = { 0 }, per_op[NR_OPS] = { 0 };
-	unsigned long long job_bytes[NR_OPS] = { 0 }, bo_bytes = 0;
+	unsigned long per_queue[MAX_QUEUES] = { 0 }, per_op[FRAC_NR_OPS] = { 0 };
+	unsigned long long job_bytes[FRAC_NR_OPS] = { 0 }, bo_bytes = 0;
 	struct frac_bo src = {}, dst = {}, ga = {}, gb = {}, gc = {};
 	static struct inflight fl[MAX_DEPTH];
 	unsigned long inflight_after_submit = 0;
@@ -386,24 +384,24 @@ int main(int argc, char **argv)
 		}
 		printf("},\"ops\":{");
 		sep = "";
-		for (i = 0; i < NR_OPS; i++) {
+		for (i = 0; i < FRAC_NR_OPS; i++) {
 			if (per_op[i]) {
-				printf("%s\"%s\":%lu", sep, op_names[i], per_op[i]);
+				printf("%s\"%s\":%lu", sep, frac_op_name(i), per_op[i]);
 				sep = ",";
 			}
 		}
 		printf("},\"job_bytes\":{");
 		sep = "";
-		for (i = 0; i < NR_OPS; i++) {
+		for (i = 0; i < FRAC_NR_OPS; i++) {
 			if (per_op[i]) {
-				printf("%s\"%s\":%llu", sep, op_names[i], job_bytes[i]);
+				printf("%s\"%s\":%llu", sep, frac_op_name(i), job_bytes[i]);
 				sep = ",";
 			}
 		}
 		printf("},\"job_list\":[");
 		for (i = 0; i < njobs; i++) {
 			printf("%s{\"job\":%u,\"queue\":%u,\"op\":\"%s\",\"submit_ns\":%llu,",
-			       i ? "," : "", recs[i].id, recs[i].queue, op_names[recs[i].op],
+			       i ? "," : "", recs[i].id, recs[i].queue, frac_op_name(recs[i].op),
 			       recs[i].submit_ns);
 			if (recs[i].noid)
 				printf("\"status\":null,\"done_ns\":null,\"dev_ns\":null,"

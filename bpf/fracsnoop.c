@@ -17,6 +17,7 @@
 #include "fracsnoop.h"
 #include "fracsnoop.skel.h"
 #include "trace_helpers.h"
+#include "libfrac.h"
 
 static struct env {
 	bool filter_dev, filter_queue, filter_pid;

@@ -988,13 +988,6 @@ void print_json_str(const char *s)
 	putchar('"');
 }
 
-const char *frac_op_name(unsigned int op)
-{
-	static const char *const names[] = { "nop", "copy", "fill", "crc32c", "gemm", "timestamp" };
-
-	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "unknown";
-}
-
 const char *frac_dir_name(unsigned int dir)
 {
 	static const char *const names[] = { "bidirectional", "to_device", "from_device", "none" };

@@ -157,7 +157,6 @@ extern const char *const status_names[NR_STATUS];
 /* JSON string (quoted, escaped). */
 void print_json_str(const char *s);
 
-const char *frac_op_name(unsigned int op);
 const char *frac_dir_name(unsigned int dir);
 /* CLOCK_MONOTONIC ns (the clock of bpf_ktime_get_ns) */
 unsigned long long mono_ns(void);

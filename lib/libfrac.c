@@ -326,6 +326,31 @@ int frac_run(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl
 	return ret ? ret : frac_wait(dev, id, -1, res);
 }
 
+/* The one op-name table of user space: every tool prints and parses ops through it. */
+static const char *const frac_op_names[] = {
+	[DRM_FRAC_OP_NOP] = "nop",
+	[DRM_FRAC_OP_COPY] = "copy",
+	[DRM_FRAC_OP_FILL] = "fill",
+	[DRM_FRAC_OP_CRC32C] = "crc32c",
+	[DRM_FRAC_OP_GEMM] = "gemm",
+	[DRM_FRAC_OP_TIMESTAMP] = "timestamp",
+};
+_Static_assert(sizeof(frac_op_names) / sizeof(frac_op_names[0]) == FRAC_NR_OPS,
+	       "an op name for each DRM_FRAC_OP_*");
+
+const char *frac_op_name(unsigned int op)
+{
+	return op < FRAC_NR_OPS && frac_op_names[op] ? frac_op_names[op] : "unknown";
+}
+
+int frac_op_parse(const char *name)
+{
+	for (unsigned int op = 0; op < FRAC_NR_OPS; op++)
+		if (frac_op_names[op] && !strcmp(name, frac_op_names[op]))
+			return op;
+	return -EINVAL;
+}
+
 static uint32_t crc32c_table[256];
 static int crc32c_ready;
 

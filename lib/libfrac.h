@@ -91,6 +91,13 @@ int frac_wait(struct frac_dev *dev, uint32_t job_id, int64_t timeout_ns,
 int frac_run(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl,
 	     struct frac_job_result *res);
 
+/* Ops are DRM_FRAC_OP_NOP .. DRM_FRAC_OP_TIMESTAMP (the uAPI header's). */
+#define FRAC_NR_OPS	(DRM_FRAC_OP_TIMESTAMP + 1)
+/* The name of @op ("nop", "copy", "fill", "crc32c", "gemm", "timestamp"); "unknown" if none. */
+const char *frac_op_name(unsigned int op);
+/* The op named @name, or -EINVAL. */
+int frac_op_parse(const char *name);
+
 /* CRC32C (Castagnoli) of @len bytes, chained by @seed like the device's. */
 uint32_t frac_crc32c(uint32_t seed, const void *buf, size_t len);
 

@@ -2,7 +2,9 @@
 # Static checks of the device model, as TAP: QEMU's scripts/checkpatch.pl on every emulator/
 # C file and header (no errors, no warnings: QEMU's style, 80 columns); every guest error
 # through FRAC_GUEST_ERR with a trace event of its own (as hw/nvme's NVME_GUEST_ERR); and no
-# emulator function named like a frac.ko function (the emulator's are all frac_npu_*).
+# emulator function named like a frac.ko function (the emulator's are all frac_npu_*); the op
+# names of the two tables that cannot use libfrac's frac_op_name() (the emulator's and the
+# trace header's) are the uAPI's DRM_FRAC_OP_*.
 #
 # Usage: tests/emulator/checkpatch.sh
 #   QEMU=<qemu-system-x86_64 from scripts/build-qemu.sh>  its qemu-src link gives checkpatch.pl
@@ -27,7 +29,7 @@ trap 'rm -f "$log"' EXIT
 n=0 fail=0
 
 echo "TAP version 13"
-echo "1..$(($(echo "$files" | wc -l) + 2))"
+echo "1..$(($(echo "$files" | wc -l) + 3))"
 for f in $files; do
 	n=$((n + 1))
 	if [ -z "$cp" ] || [ ! -f "$cp" ]; then
@@ -73,6 +75,26 @@ if [ -z "$shared" ]; then
 else
 	echo "not ok $n - no emulator function shares a name with a kernel/ function"
 	echo "$shared" | sed 's/^/# /'
+	fail=1
+fi
+# "<value> <name>" lines of each table, sorted: the uAPI's (DRM_FRAC_OP_<NAME>, lower case), the
+# emulator's ([FRAC_OP_<NAME>] = "<name>": kernel/frac_queue.c pins FRAC_OP_* to DRM_FRAC_OP_*)
+# and frac_trace.h's ({ <value>, "<name>" } in frac_trace_op_name).
+n=$((n + 1))
+uapi=$(sed -n -E 's/^#define[[:space:]]+DRM_FRAC_OP_([A-Z0-9_]+)[[:space:]]+([0-9]+).*/\2 \1/p' \
+	"$REPO/include/uapi/drm/frac_accel.h" | tr 'A-Z' 'a-z' | sort)
+hwval=$(sed -n -E 's/^[[:space:]]+FRAC_OP_([A-Z0-9_]+) = ([0-9]+),.*/\1 \2/p' "$REPO/include/frac_hw.h")
+emu=$(sed -n -E 's/^[[:space:]]+\[FRAC_OP_([A-Z0-9_]+)\] = "([a-z0-9_]+)",$/\1 \2/p' \
+	"$REPO/emulator/frac_npu_queue.c" | while read -r op name; do
+		echo "$(echo "$hwval" | awk -v op="$op" '$1 == op { print $2 }') $name"; done | sort)
+trc=$(sed -n '/define frac_trace_op_name/,/)$/p' "$REPO/kernel/frac_trace.h" |
+	sed -n -E 's/.*\{ ([0-9]+), "([a-z0-9_]+)" \}.*/\1 \2/p' | sort)
+if [ -n "$uapi" ] && [ "$emu" = "$uapi" ] && [ "$trc" = "$uapi" ]; then
+	echo "ok $n - op names of emulator/frac_npu_queue.c and kernel/frac_trace.h are the uAPI's ($(echo "$uapi" | wc -l))"
+else
+	echo "not ok $n - op names of emulator/frac_npu_queue.c and kernel/frac_trace.h are the uAPI's"
+	diff <(echo "$uapi") <(echo "$emu") | sed 's/^/# uapi vs emulator: /'
+	diff <(echo "$uapi") <(echo "$trc") | sed 's/^/# uapi vs frac_trace.h: /'
 	fail=1
 fi
 exit $fail

@@ -26,12 +26,6 @@ enum mode { MODE_LATENCY, MODE_THROUGHPUT, MODE_BANDWIDTH, MODE_MIXED };
 
 static const char *const mode_names[] = { "latency", "throughput", "bandwidth", "mixed" };
 
-static const char *const op_names[] = {
-	[DRM_FRAC_OP_NOP] = "nop", [DRM_FRAC_OP_COPY] = "copy", [DRM_FRAC_OP_FILL] = "fill",
-	[DRM_FRAC_OP_CRC32C] = "crc32c", [DRM_FRAC_OP_GEMM] = "gemm",
-	[DRM_FRAC_OP_TIMESTAMP] = "timestamp",
-};
-
 static struct env {
 	enum mode mode;
 	int op;			/* -1: the mode's default */
@@ -123,11 +117,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.mode = i;
 		break;
 	case 'o':
-		for (i = 0; i < 6 && strcmp(arg, op_names[i]); i++)
-			;
-		if (i == 6)
+		env.op = frac_op_parse(arg);
+		if (env.op < 0)
 			argp_failure(state, 2, 0, "invalid op '%s'", arg);
-		env.op = i;
 		break;
 	case 's':
 		if (parse_u64(arg, 4ULL << 30, &v, true) || !v)
@@ -528,7 +520,7 @@ int main(int argc, char **argv)
 		       "\"gbytes_per_sec\":%.4f,\"lat_ns\":{\"min\":%" PRIu64 ",\"avg\":%.0f,"
 		       "\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p99_9\":%"
 		       PRIu64 ",\"max\":%" PRIu64 "}}\n",
-		       mode_names[env.mode], env.op < 0 ? "mixed" : op_names[env.op], env.size,
+		       mode_names[env.mode], env.op < 0 ? "mixed" : frac_op_name(env.op), env.size,
 		       env.qdepth, env.queues, env.local ? "true" : "false", env.threads,
 		       env.devmem ? "true" : "false", jobs,
 		       errors, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0,
@@ -536,7 +528,7 @@ int main(int argc, char **argv)
 		       pct(all, n, 99), pct(all, n, 99.9), n ? all[n - 1] : 0);
 	} else {
 		printf("fracbench %s: op %s, %" PRIu64 " bytes, qdepth %u x %u threads, %s%s\n",
-		       mode_names[env.mode], env.op < 0 ? "mixed" : op_names[env.op], env.size,
+		       mode_names[env.mode], env.op < 0 ? "mixed" : frac_op_name(env.op), env.size,
 		       env.qdepth, env.threads, qdesc, env.devmem ? ", device memory" : "");
 		printf("  jobs %" PRIu64 " in %.3f s: %.1f jobs/s, %.3f GB/s, %" PRIu64 " errors\n",
 		       jobs, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0, errors);

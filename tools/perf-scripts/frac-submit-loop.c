@@ -29,15 +29,6 @@
 #define MAX_OPS		16
 #define MAX_DEPTH	64
 
-static const char *const op_names[] = {
-	[DRM_FRAC_OP_NOP] = "nop",
-	[DRM_FRAC_OP_COPY] = "copy",
-	[DRM_FRAC_OP_FILL] = "fill",
-	[DRM_FRAC_OP_CRC32C] = "crc32c",
-	[DRM_FRAC_OP_GEMM] = "gemm",
-	[DRM_FRAC_OP_TIMESTAMP] = "timestamp",
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: frac-submit-loop [-d INDEX] [-n JOBS] [-q QUEUE[,QUEUE...]]\n"
@@ -81,13 +72,12 @@ static int conv_queue(const char *s, unsigned int *out)
 
 static int conv_op(const char *s, unsigned int *out)
 {
-	for (unsigned int i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
-		if (op_names[i] && !strcmp(s, op_names[i])) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -1;
+	int op = frac_op_parse(s);
+
+	if (op < 0)
+		return -1;
+	*out = op;
+	return 0;
 }
 
 struct buffers {
@@ -228,7 +218,7 @@ int main(int argc, char **argv)
 		printf("%s%u", q ? "," : "", queues[q]);
 	printf("), ops ");
 	for (int o = 0; o < nops; o++)
-		printf("%s%s", o ? "," : "", op_names[ops[o]]);
+		printf("%s%s", o ? "," : "", frac_op_name(ops[o]));
 	printf(", depth %lu: %d failed\n", depth, failed);
 
 	frac_bo_destroy(&dev, &bufs.src);

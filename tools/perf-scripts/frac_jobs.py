@@ -35,6 +35,8 @@ import json
 import math
 import re
 
+# DRM_FRAC_OP_* of include/uapi/drm/frac_accel.h, as libfrac's frac_op_name() names them;
+# test_frac_jobs.py checks this against the header.
 OP_NAMES = {0: "nop", 1: "copy", 2: "fill", 3: "crc32c", 4: "gemm", 5: "timestamp"}
 
 # (key, label): the stages in order; point i to point i + 1.

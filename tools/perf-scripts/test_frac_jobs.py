@@ -10,6 +10,7 @@
 import importlib.util
 import io
 import os
+import re
 import sys
 import unittest
 
@@ -254,6 +255,17 @@ class StackCollapseTest(unittest.TestCase):
         self.assertEqual(stacks, {"swapper;[unknown];frac_queue_irq": 1})
         stacks = stackcollapse.fold(io.StringIO(self.SCRIPT), event="cpu-clock")
         self.assertEqual(list(stacks.values()), [2])
+
+
+class OpNamesTest(unittest.TestCase):
+    UAPI = os.path.join(HERE, "..", "..", "include", "uapi", "drm", "frac_accel.h")
+
+    def test_op_names_match_uapi(self):
+        """frac_jobs.OP_NAMES is the uAPI's DRM_FRAC_OP_* (libfrac's frac_op_name), no drift."""
+        with open(self.UAPI) as f:
+            ops = re.findall(r"^#define\s+DRM_FRAC_OP_(\w+)\s+(\d+)", f.read(), re.M)
+        self.assertTrue(ops)
+        self.assertEqual(frac_jobs.OP_NAMES, {int(v): name.lower() for name, v in ops})
 
 
 if __name__ == "__main__":
