@@ -378,3 +378,35 @@ uint32_t frac_crc32c(uint32_t seed, const void *buf, size_t len)
 		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
+
+void frac_gemm_ref_f32(const float *a, const float *b, double *c, double *mag,
+		       uint32_t m, uint32_t n, uint32_t k)
+{
+	for (uint32_t i = 0; i < m; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			double s = 0, g = 0;
+
+			for (uint32_t l = 0; l < k; l++) {
+				double t = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
+
+				s += t;
+				g += t < 0 ? -t : t;	/* fabs() without libm */
+			}
+			c[(size_t)i * n + j] = s;
+			if (mag)
+				mag[(size_t)i * n + j] = g;
+		}
+}
+
+void frac_gemm_ref_i8(const int8_t *a, const int8_t *b, int32_t *c,
+		      uint32_t m, uint32_t n, uint32_t k)
+{
+	for (uint32_t i = 0; i < m; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t s = 0;
+
+			for (uint32_t l = 0; l < k; l++)
+				s += (uint32_t)((int32_t)a[(size_t)i * k + l] * b[(size_t)l * n + j]);
+			c[(size_t)i * n + j] = (int32_t)s;
+		}
+}

@@ -98,8 +98,21 @@ const char *frac_op_name(unsigned int op);
 /* The op named @name, or -EINVAL. */
 int frac_op_parse(const char *name);
 
-/* CRC32C (Castagnoli) of @len bytes, chained by @seed like the device's. */
+/*
+ * Host references of the device's commands, the one every test checks against.
+ * CRC32C (Castagnoli) of @len bytes, chained by @seed like the device's.
+ */
 uint32_t frac_crc32c(uint32_t seed, const void *buf, size_t len);
+/*
+ * GEMM, row-major: C (MxN) = A (MxK) x B (KxN). fp32 in, accumulated in double in
+ * k order into @c, with sum |a b| per element into @mag (the scale of its rounding
+ * error: each test picks its own bound); @mag may be NULL.
+ */
+void frac_gemm_ref_f32(const float *a, const float *b, double *c, double *mag,
+		       uint32_t m, uint32_t n, uint32_t k);
+/* GEMM, int8 in, int32 out with wrapping accumulation, as the device's. */
+void frac_gemm_ref_i8(const int8_t *a, const int8_t *b, int32_t *c,
+		      uint32_t m, uint32_t n, uint32_t k);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "frac_hw.h"
+#include "libfrac.h"
 #include "qtest.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -149,30 +150,6 @@ static void rnd_fill(void *buf, size_t len)
 static float rnd_float(void)
 {
 	return (float)((double)(rnd() >> 11) / (double)(1ULL << 53) * 2.0 - 1.0);
-}
-
-static uint32_t crc32c_table[256];
-
-static void crc32c_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
-		crc32c_table[i] = c;
-	}
-}
-
-/* CRC32C of @p continuing from @seed, the CRC of the data before (0: none). */
-static uint32_t crc32c(uint32_t seed, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t c = ~seed;
-
-	while (n--)
-		c = crc32c_table[(c ^ *b++) & 0xff] ^ (c >> 8);
-	return ~c;
 }
 
 /* ---- device fixture ----------------------------------------------------- */
@@ -1049,7 +1026,7 @@ static void t_sgl_big(struct dev *d, intptr_t arg)
 	mem_is(d, BUF(20) + n, 0xee, 16, "after the copy");
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .flags = FRAC_DF_SRC_SGL,
 					    .job_id = 2, .src = l, .len = n }, &c))
-		CHECK_EQ(c.result, crc32c(0, data, n), "crc32c over a 700001-byte SG list");
+		CHECK_EQ(c.result, frac_crc32c(0, data, n), "crc32c over a 700001-byte SG list");
 
 	RUN_OK(&r, .opcode = FRAC_OP_FILL, .flags = FRAC_DF_DST_SGL, .job_id = 3, .dst = l,
 	       .len = n, .arg = { 0x44332211 });
@@ -1126,7 +1103,7 @@ static void t_crc32c(struct dev *d, intptr_t arg)
 	fresh(d);
 	if (!ring_init(d, &r, 0, 64, 0))
 		goto out;
-	CHECK_EQ(crc32c(0, "123456789", 9), 0xe3069283, "host reference");
+	CHECK_EQ(frac_crc32c(0, "123456789", 9), 0xe3069283, "host reference");
 	qts_memwrite(d->q, BUF(0), "123456789", 9);
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 1,
 					  .src = BUF(0), .len = 9 }, &c))
@@ -1142,30 +1119,31 @@ static void t_crc32c(struct dev *d, intptr_t arg)
 	qts_memwrite(d->q, BUF(1), data, big);
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 4,
 					  .src = BUF(1), .len = n1 }, &c) &&
-	    CHECK_EQ(c.result, crc32c(0, data, n1), "first part") &&
+	    CHECK_EQ(c.result, frac_crc32c(0, data, n1), "first part") &&
 	    run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 5,
 					  .src = BUF(1) + n1, .len = n - n1,
 					  .arg = { (uint32_t)c.result } }, &c2))
-		CHECK_EQ(c2.result, crc32c(0, data, n), "chained crc32c of 200000 bytes");
+		CHECK_EQ(c2.result, frac_crc32c(0, data, n), "chained crc32c of 200000 bytes");
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 6,
 					  .src = BUF(1), .len = n }, &c))
-		CHECK_EQ(c.result, crc32c(0, data, n), "crc32c of 200000 bytes in one job");
+		CHECK_EQ(c.result, frac_crc32c(0, data, n), "crc32c of 200000 bytes in one job");
 
 	/* More than one 256 KiB chunk, in one job and chained across jobs. */
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 10,
 					    .src = BUF(1), .len = big }, &c))
-		CHECK_EQ(c.result, crc32c(0, data, big), "crc32c of 700001 bytes");
+		CHECK_EQ(c.result, frac_crc32c(0, data, big), "crc32c of 700001 bytes");
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 11,
 					    .src = BUF(1), .len = 300001 }, &c) &&
 	    run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 12,
 					    .src = BUF(1) + 300001, .len = big - 300001,
 					    .arg = { (uint32_t)c.result } }, &c2))
-		CHECK_EQ(c2.result, crc32c(0, data, big), "chained crc32c of 300001 + 400000 bytes");
+		CHECK_EQ(c2.result, frac_crc32c(0, data, big),
+			 "chained crc32c of 300001 + 400000 bytes");
 	/* From device memory and from an SG list. */
 	qts_memwrite(d->q, d->bar2 + 0x40000, data, 4099);
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .flags = FRAC_DF_SRC_DEVMEM,
 					  .job_id = 7, .src = 0x40000, .len = 4099 }, &c))
-		CHECK_EQ(c.result, crc32c(0, data, 4099), "crc32c from devmem");
+		CHECK_EQ(c.result, frac_crc32c(0, data, 4099), "crc32c from devmem");
 	qts_memwrite(d->q, BUF(2), "1234", 4);
 	qts_memwrite(d->q, BUF(2) + 100, "56789", 5);
 	put_sgl(d, SGL_BASE, (struct frac_sge[]){ { BUF(2), 4, 0 }, { BUF(2) + 100, 5, 0 } }, 2);
@@ -1186,18 +1164,7 @@ static bool gemm_check_f32(struct dev *d, uint64_t caddr, const float *a, const 
 	int bad = 0;
 
 	qts_memread(d->q, caddr, c, (size_t)m * n * 4);
-	for (unsigned i = 0; i < m; i++) {
-		for (unsigned p = 0; p < k; p++) {
-			double av = a[(size_t)i * k + p];
-
-			for (unsigned j = 0; j < n; j++) {
-				double t = av * b[(size_t)p * n + j];
-
-				ref[(size_t)i * n + j] += t;
-				mag[(size_t)i * n + j] += fabs(t);
-			}
-		}
-	}
+	frac_gemm_ref_f32(a, b, ref, mag, m, n, k);
 	for (size_t i = 0; i < (size_t)m * n; i++) {
 		if (!(fabs(c[i] - ref[i]) <= 1e-5 * mag[i] + 1e-6) && bad++ < 3)
 			CHECK(false, "%s: C[%zu][%zu] = %.9g, reference %.9g", what, i / n, i % n,
@@ -1217,11 +1184,7 @@ static bool gemm_check_i8(struct dev *d, uint64_t caddr, const int8_t *a, const 
 	int bad = 0;
 
 	qts_memread(d->q, caddr, c, (size_t)m * n * 4);
-	for (unsigned i = 0; i < m; i++)
-		for (unsigned p = 0; p < k; p++)
-			for (unsigned j = 0; j < n; j++)
-				ref[(size_t)i * n + j] += (int32_t)a[(size_t)i * k + p] *
-							  b[(size_t)p * n + j];
+	frac_gemm_ref_i8(a, b, ref, m, n, k);
 	for (size_t i = 0; i < (size_t)m * n; i++) {
 		if (c[i] != ref[i] && bad++ < 3)
 			CHECK(false, "%s: C[%zu][%zu] = %d, reference %d", what, i / n, i % n,
@@ -4323,7 +4286,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s QEMU-BINARY [FILTER]   (or set $QEMU)\n", argv[0]);
 		return 2;
 	}
-	crc32c_init();
 	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
 		plan += groups[i].ntests + (groups[i].device != NULL);
 	printf("TAP version 13\n1..%d\n", plan);

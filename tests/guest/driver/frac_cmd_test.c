@@ -326,7 +326,7 @@ static void gemm_check(struct __test_metadata *_metadata, struct frac_dev *dev,
 
 		ASSERT_TRUE(ref && mag && got);
 		memcpy(got, out + (coff - ws), csz);
-		frac_ref_gemm_f32(a, b, ref, mag, m, n, k);
+		frac_gemm_ref_f32(a, b, ref, mag, m, n, k);
 		bad = frac_check_gemm_f32(got, ref, mag, m, n, k);
 		EXPECT_EQ(-1, bad) TH_LOG("GEMM fp32 %ux%ux%u: C[%ld] = %g, want %g", m, n, k,
 					  bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? ref[bad] : 0.0);
@@ -337,7 +337,7 @@ static void gemm_check(struct __test_metadata *_metadata, struct frac_dev *dev,
 		int32_t *ref = malloc(csz);
 
 		ASSERT_NE(NULL, ref);
-		frac_ref_gemm_i8(a, b, ref, m, n, k);
+		frac_gemm_ref_i8(a, b, ref, m, n, k);
 		bad = frac_first_diff(out + (coff - ws), ref, csz);
 		EXPECT_EQ(-1, bad) TH_LOG("GEMM int8 %ux%ux%u: byte %ld of C differs", m, n, k,
 					  bad);

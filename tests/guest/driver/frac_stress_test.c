@@ -139,7 +139,7 @@ static void worker_run(struct worker *w)
 				int32_t ref[GEMM_DIM * GEMM_DIM];
 				const int8_t *gm = g.map;
 
-				frac_ref_gemm_i8(gm, gm + GEMM_DIM * GEMM_DIM, ref, GEMM_DIM,
+				frac_gemm_ref_i8(gm, gm + GEMM_DIM * GEMM_DIM, ref, GEMM_DIM,
 						 GEMM_DIM, GEMM_DIM);
 				bad = frac_first_diff(gm + 2 * GEMM_DIM * GEMM_DIM, ref,
 						      sizeof(ref));

@@ -247,27 +247,6 @@ static inline long frac_check_byte(const uint8_t *p, size_t len, uint8_t v)
 	return -1;
 }
 
-/* C = A x B, fp32 in and out; accumulation in double. */
-static inline void frac_ref_gemm_f32(const float *a, const float *b, double *c, double *mag,
-				     uint32_t m, uint32_t n, uint32_t k)
-{
-	uint32_t i, j, l;
-
-	for (i = 0; i < m; i++)
-		for (j = 0; j < n; j++) {
-			double s = 0, g = 0;
-
-			for (l = 0; l < k; l++) {
-				double t = (double)a[(size_t)i * k + l] * b[(size_t)l * n + j];
-
-				s += t;
-				g += fabs(t);
-			}
-			c[(size_t)i * n + j] = s;
-			mag[(size_t)i * n + j] = g;
-		}
-}
-
 /*
  * Index of the first fp32 result off the reference by more than the error
  * bound of any summation order, (k + 2) eps sum |a b|, or -1.
@@ -284,23 +263,6 @@ static inline long frac_check_gemm_f32(const float *got, const double *ref, cons
 			return (long)i;
 	}
 	return -1;
-}
-
-/* C = A x B, int8 in, int32 out with wrapping accumulation. */
-static inline void frac_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c,
-				    uint32_t m, uint32_t n, uint32_t k)
-{
-	uint32_t i, j, l;
-
-	for (i = 0; i < m; i++)
-		for (j = 0; j < n; j++) {
-			uint32_t s = 0;
-
-			for (l = 0; l < k; l++)
-				s += (uint32_t)((int32_t)a[(size_t)i * k + l] *
-						b[(size_t)l * n + j]);
-			c[(size_t)i * n + j] = (int32_t)s;
-		}
 }
 
 /* ---- sysfs and debugfs --------------------------------------------------- */
