@@ -11,6 +11,7 @@
 #ifndef __FRAC_JOB_BPF_H
 #define __FRAC_JOB_BPF_H
 
+#include "frac_hw.h"
 #include "frac_job.h"
 #include "maps.bpf.h"
 
@@ -78,8 +79,7 @@ struct {
 } job_stats SEC(".maps");
 
 #define MAX_DEVS	64
-#define MAX_QUEUES	16	/* FRAC_MAX_QUEUES of include/frac_hw.h */
-#define IRQ_QUEUES	(MAX_QUEUES + 1)	/* the last: FRAC_NO_QUEUE */
+#define IRQ_QUEUES	(FRAC_MAX_QUEUES + 1)	/* the last: FRAC_NO_QUEUE */
 
 /* Time of the last interrupt per (dev, queue), indexed dev * IRQ_QUEUES + queue. */
 struct {
@@ -172,7 +172,7 @@ static __always_inline __u64 *irq_lookup(__u32 dev, __u32 queue)
 		return NULL;
 	if (queue == FRAC_NO_QUEUE)
 		queue = IRQ_QUEUES - 1;
-	else if (queue >= MAX_QUEUES)
+	else if (queue >= FRAC_MAX_QUEUES)
 		return NULL;
 	idx = dev * IRQ_QUEUES + queue;
 	return bpf_map_lookup_elem(&last_irq, &idx);

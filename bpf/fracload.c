@@ -47,9 +47,9 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "frac_hw.h"		/* FRAC_MAX_QUEUES */
 #include "libfrac.h"
 
-#define MAX_QUEUES	16
 #define MAX_OPS		16
 #define MAX_DEPTH	DRM_FRAC_MAX_UNWAITED	/* job ids a file may hold */
 #define GEMM_DIM	16
@@ -74,7 +74,7 @@ static int parse_list(char *s, const char *what, unsigned int *out, int max, boo
 		} else {
 			errno = 0;
 			v = strtoul(tok, &end, 10);
-			if (errno || *end || !*tok || v >= MAX_QUEUES)
+			if (errno || *end || !*tok || v >= FRAC_MAX_QUEUES)
 				goto bad;
 		}
 		out[n++] = v;
@@ -149,9 +149,9 @@ static void job_ended(struct job_rec *r, unsigned int op, int ret,
 
 int main(int argc, char **argv)
 {
-	unsigned int queues[MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { 1 };
+	unsigned int queues[FRAC_MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { 1 };
 	unsigned long njobs = 16, size = 16384, depth = 4;
-	unsigned long per_queue[MAX_QUEUES] = { 0 }, per_op[FRAC_NR_OPS] = { 0 };
+	unsigned long per_queue[FRAC_MAX_QUEUES] = { 0 }, per_op[FRAC_NR_OPS] = { 0 };
 	unsigned long long job_bytes[FRAC_NR_OPS] = { 0 }, bo_bytes = 0;
 	struct frac_bo src = {}, dst = {}, ga = {}, gb = {}, gc = {};
 	static struct inflight fl[MAX_DEPTH];
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
 			njobs = parse_num(optarg, "job count", 1, 1000000);
 			break;
 		case 'q':
-			nq = parse_list(optarg, "queue list", queues, MAX_QUEUES, false);
+			nq = parse_list(optarg, "queue list", queues, FRAC_MAX_QUEUES, false);
 			break;
 		case 'o':
 			nops = parse_list(optarg, "op list", ops, MAX_OPS, true);
@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 		       "\"failed\":%d,\"inflight_after_submit\":%lu,\"host_bos\":%d,"
 		       "\"host_bo_bytes\":%llu,\"stopped\":%s,\"queues\":{", getpid(), njobs, nnoid,
 		       failed, inflight_after_submit, nbos, bo_bytes, stopped ? "true" : "false");
-		for (i = 0; i < MAX_QUEUES; i++) {
+		for (i = 0; i < FRAC_MAX_QUEUES; i++) {
 			if (per_queue[i]) {
 				printf("%s\"%lu\":%lu", sep, i, per_queue[i]);
 				sep = ",";

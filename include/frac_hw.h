@@ -13,11 +13,23 @@
 #ifndef FRAC_HW_H
 #define FRAC_HW_H
 
+#if defined(__KERNEL__) || defined(__bpf__)
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/stddef.h>
 #include <linux/build_bug.h>
 #define FRAC_STATIC_ASSERT(e, m) static_assert(e, m)
+#else
+/*
+ * BPF programs (bpf/): vmlinux.h has the types and there are no libc headers.
+ * The layout asserts are left to the C builds (sizeof() only names @e here):
+ * bpf_helpers.h's offsetof(), which CO-RE needs, is no constant expression.
+ */
+#define FRAC_STATIC_ASSERT(e, m) _Static_assert(sizeof(e), m)
+#ifndef offsetof
+#define offsetof(t, m) __builtin_offsetof(t, m)	/* bpf_helpers.h replaces it */
+#endif
+#endif
 typedef __u8 frac_u8;
 typedef __u16 frac_u16;
 typedef __u32 frac_u32;

@@ -67,8 +67,8 @@ ok "frac_jobs.py unit tests" test $? = 0 || diag "$W/unit.txt"
 LOOP=$P/frac-submit-loop
 if [ ! -x "$LOOP" ] || [ "$LOOP" -ot "$P/frac-submit-loop.c" ] || [ "$LOOP" -ot lib/libfrac.a ]; then
 	LOOP=$W/frac-submit-loop
-	cc -O2 -g -fno-omit-frame-pointer -std=gnu11 -Ilib -Iinclude/uapi/drm -I/usr/include/drm \
-		-o "$LOOP" "$P/frac-submit-loop.c" lib/libfrac.a > "$W/cc.txt" 2>&1
+	cc -O2 -g -fno-omit-frame-pointer -std=gnu11 -Ilib -Iinclude -Iinclude/uapi/drm \
+		-I/usr/include/drm -o "$LOOP" "$P/frac-submit-loop.c" lib/libfrac.a > "$W/cc.txt" 2>&1
 fi
 ok "frac-submit-loop is built" test -x "$LOOP" || diag "$W/cc.txt"
 

@@ -21,9 +21,10 @@
 #include <linux/types.h>
 
 #include "frac_job.h"		/* bpf/: the job stages and struct hist that fraclat uses */
+#include "frac_hw.h"		/* include/: FRAC_MAX_QUEUES */
 
 #define FT_NAME_LEN	32	/* engine and region names, driver, pdev */
-#define FT_MAX_ENGINES	32	/* per fd; frac has at most 16 queues (FRAC_MAX_QUEUES) */
+#define FT_MAX_ENGINES	32	/* per fd; frac has at most FRAC_MAX_QUEUES (16) queues */
 #define FT_MAX_REGIONS	8	/* per fd */
 #define FT_COMM_LEN	16	/* TASK_COMM_LEN */
 #define FT_HIST_LEN	256	/* samples of history for the sparklines */
@@ -153,7 +154,7 @@ enum ft_q_key {
 
 extern const char *const ft_q_names[FT_Q_NR];
 
-#define FT_MAX_QUEUES	16	/* FRAC_MAX_QUEUES */
+#define FT_MAX_QUEUES	FRAC_MAX_QUEUES	/* include/frac_hw.h */
 #define FT_MAX_VECTORS	40	/* MSI-X vectors of one device we follow */
 
 struct ft_vector {

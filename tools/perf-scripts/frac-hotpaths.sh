@@ -112,7 +112,7 @@ if [ $# -eq 0 ]; then
 		[ -f "$REPO/lib/libfrac.a" ] || die "$REPO/lib/libfrac.a missing: make -C lib"
 		loop=$OUT/frac-submit-loop
 		${CC:-cc} -O2 -g -fno-omit-frame-pointer -std=gnu11 -I"$REPO/lib" \
-			-I"$REPO/include/uapi/drm" -I/usr/include/drm -o "$loop" \
+			-I"$REPO/include" -I"$REPO/include/uapi/drm" -I/usr/include/drm -o "$loop" \
 			"$HERE/frac-submit-loop.c" "$REPO/lib/libfrac.a" ||
 			die "cannot build frac-submit-loop"
 	fi

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frac_hw.h"		/* FRAC_MAX_QUEUES */
 #include "libfrac.h"
 
-#define MAX_QUEUES	16
 #define MAX_OPS		16
 #define MAX_DEPTH	64
 
@@ -64,7 +64,7 @@ static int conv_queue(const char *s, unsigned int *out)
 {
 	unsigned long v;
 
-	if (parse_uint(s, MAX_QUEUES - 1, &v))
+	if (parse_uint(s, FRAC_MAX_QUEUES - 1, &v))
 		return -1;
 	*out = v;
 	return 0;
@@ -109,7 +109,7 @@ static int build_job(struct frac_cmdlist *cl, unsigned int op, const struct buff
 int main(int argc, char **argv)
 {
 	unsigned long index = (unsigned long)-1, njobs = 100, size = 4096, depth = 1;
-	unsigned int queues[MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { DRM_FRAC_OP_COPY };
+	unsigned int queues[FRAC_MAX_QUEUES] = { 0 }, ops[MAX_OPS] = { DRM_FRAC_OP_COPY };
 	int nqueues = 1, nops = 1, opt, ret, failed = 0;
 	uint32_t inflight[MAX_DEPTH];
 	unsigned long head = 0, count = 0, done = 0;
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 				goto bad_arg;
 			break;
 		case 'q':
-			nqueues = parse_list(optarg, MAX_QUEUES, queues, conv_queue);
+			nqueues = parse_list(optarg, FRAC_MAX_QUEUES, queues, conv_queue);
 			if (nqueues < 0)
 				goto bad_arg;
 			break;
