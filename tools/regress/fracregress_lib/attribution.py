@@ -16,7 +16,7 @@ stage means would see it in every stage. p = min(KS, MWU) over the slices, as th
 do. Without slices: a chi-square test of homogeneity of the two runs' pooled bucket counts,
 the weaker test: over thousands of jobs it calls any drift of the host between two traced
 slices significant (measured: two runs of the same build, one traced slice each, gave
-p < 1e-30 on every stage). A result says which test it used.
+p < 1e-30 on every stage but exec, zero for NOPs). A result says which test it used.
 
 Stages are named only when the total moved: `total_moved` as the caller knows it (the report
 passes the verdict of the timed metric the traced workload measures), else the total's own
