@@ -30,6 +30,8 @@ tests/guest/driver: lib
 tests/guest/fuzz: lib
 # fractop builds fraclat's skeleton through bpf/'s Makefile: not both at once under -j
 tools/fractop: bpf
+# libfrac.mk links lib/libfrac.a: build it once, before its users, under -j
+bpf tools/fracbench tools/perf-scripts tests/emulator: lib
 
 deps:
 	@scripts/deps.sh
