@@ -205,7 +205,9 @@ def judge(spec_path, out):
     with open(spec_path) as f:
         spec = json.load(f)
     done = set()
-    while not os.path.exists(os.path.join(out, "ab.json")):
+    parent = os.getppid()
+    # until the guest is done, or the script that started us is gone (Ctrl-C, a crash)
+    while not os.path.exists(os.path.join(out, "ab.json")) and os.getppid() == parent:
         for fn in sorted(os.listdir(out)) if os.path.isdir(out) else []:
             if fn.endswith(".req") and fn not in done:
                 v = verdicts(spec, out)

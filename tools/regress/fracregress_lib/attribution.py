@@ -73,12 +73,18 @@ def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=N
     if not stages:
         return None
     sa, sb = slices_base or {}, slices_new or {}
-    per_slice = all(len(sa.get(s, [])) >= MIN_SLICES and len(sb.get(s, [])) >= MIN_SLICES
-                    and len(sa[s]) == len(sa.get(TOTAL, [])) and len(sb[s]) == len(sb.get(TOTAL, []))
-                    for s in stages + [TOTAL])
+    # A stage is tested per slice when both runs have its mean in every traced slice
+    # (fraclat leaves a stage without jobs out of a slice, and a fraction pairs a slice's
+    # stage with that slice's total); others fall back to the pooled chi-square, and say so.
+    def sliced(s):
+        return all(len(x.get(s, [])) >= MIN_SLICES and len(x[s]) == len(x.get(TOTAL, []))
+                   for x in (sa, sb))
+    per_stage = {s: sliced(s) and sliced(TOTAL) for s in stages + [TOTAL]}
+    per_slice = any(per_stage.values())
+    pooled = [s for s in stages if not per_stage[s]]
 
     def p_of(s):
-        if not per_slice:
+        if not per_stage[s]:
             return hist_pvalue(base[s], new[s])
         a, b = np.asarray(sa[s], float), np.asarray(sb[s], float)
         if s != TOTAL:      # the fraction of the total, slice by slice
@@ -92,7 +98,7 @@ def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=N
         exact = exact and ea and eb
         r = {"stage": s, "base_mean_ns": ma, "new_mean_ns": mb, "shift_ns": mb - ma,
              "p": p_of(s)}
-        if per_slice:       # which way the stage's fraction of the total went
+        if per_stage[s]:    # which way the stage's fraction of the total went
             fa = np.median(np.asarray(sa[s], float) / np.asarray(sa[TOTAL], float))
             fb = np.median(np.asarray(sb[s], float) / np.asarray(sb[TOTAL], float))
             r["fraction_base"], r["fraction_new"] = float(fa), float(fb)
@@ -116,13 +122,16 @@ def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=N
                 continue
             # per slice: the stage must have grown as a part of the total the way the total
             # went (a stage that only kept its part while another grew has not moved)
-            if per_slice and (r["fraction_new"] - r["fraction_base"]) * total_shift <= 0:
+            if per_stage[r["stage"]] and \
+                    (r["fraction_new"] - r["fraction_base"]) * total_shift <= 0:
                 continue
             named.append(r["stage"])
             acc += r["share"]
     return {"total_base_ns": ta, "total_new_ns": tb, "total_shift_ns": total_shift,
             "total_p": tp, "total_moved": moved, "stages": rows, "named": named, "explained": acc,
             "exact_means": exact, "alpha": alpha,
-            "test": (f"per-slice fraction of the total, min(KS, MWU), {min(len(v) for v in sa.values())}/"
-                     f"{min(len(v) for v in sb.values())} slices"
+            "test": (f"per-slice fraction of the total, min(KS, MWU), {len(sa[TOTAL])}/"
+                     f"{len(sb[TOTAL])} slices"
+                     + (f"; chi-square over the pooled buckets for {', '.join(pooled)}"
+                        if pooled else "")
                      if per_slice else "chi-square over the pooled buckets")}

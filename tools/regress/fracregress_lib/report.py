@@ -105,7 +105,8 @@ def _attr_lines(a):
             f"{s} ({next(r['share'] for r in a['stages'] if r['stage'] == s) * 100:.0f}% "
             "of the shift)" for s in a["named"]) + f"; together {a['explained'] * 100:.0f}%")
     elif not a.get("total_moved", True):
-        out.append("  the total did not move: no stage named")
+        out.append(f"  {a.get('total_from') or 'the traced total'}: the total is not a "
+                   "confirmed move, no stage named")
     else:
         out.append(f"  no stage moved significantly (p <= {a.get('alpha', 0.01):g}) the way the "
                    "total did")

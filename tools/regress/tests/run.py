@@ -304,7 +304,8 @@ def synth_sliced(rng, n_slices, jobs, shift=None, factor=1.0, drift=0.10):
 
 
 @test("attribution per slice: with host drift between slices, the pooled chi-square names "
-      "stages in an A/A and the per-slice test does not (20 trials, at most 1)")
+      "stages in an A/A and the per-slice test does not (20 trials, at most 2; both tests "
+      "alone, without the total's gate)")
 def t_attr_drift_aa():
     pooled_named = sliced_named = 0
     for i in range(20):
@@ -312,12 +313,13 @@ def t_attr_drift_aa():
         hb, mb = synth_sliced(rng, 10, 500)
         hn, mn = synth_sliced(rng, 10, 500)
         pooled_named += bool(attribution.attribute(hb, hn, require_total=False)["named"])
-        a = attribution.attribute(hb, hn, slices_base=mb, slices_new=mn)
+        # both without the total's gate: the two stage tests alone, side by side
+        a = attribution.attribute(hb, hn, slices_base=mb, slices_new=mn, require_total=False)
         assert a["test"].startswith("per-slice"), a["test"]
         sliced_named += bool(a["named"])
     diag(f"A/A with 10% drift: pooled chi-square named a stage in {pooled_named} of 20, "
          f"per-slice in {sliced_named} of 20")
-    assert sliced_named <= 1, sliced_named
+    assert sliced_named <= 2, sliced_named
     assert pooled_named >= 10, pooled_named     # the reason the per-slice test exists
 
 
