@@ -78,6 +78,9 @@ MIGRATIONS = [
 LATEST = MIGRATIONS[-1][0]
 
 
+# scripts/regress --param mode=... of runs that are experiments on the device model.
+EXPERIMENT_MODES = ("inject", "aa")
+
 class StoreError(Exception):
     pass
 
@@ -289,17 +292,26 @@ class Store:
             out[stage]["buckets"].append({"low": low, "high": high, "count": count})
         return out
 
-    def history(self, metric, machine=None):
-        """[(run_id, date, commit, [slices])] of one metric, oldest first."""
-        q = ("SELECT r.id, r.date, r.commit_id, s.value FROM samples s JOIN runs r "
+    def history(self, metric, machine=None, experiments=False):
+        """[(run_id, date, commit, [slices])] of one metric, oldest first. Runs of
+        scripts/regress's experiments (param mode "inject": a device slowed on purpose, or
+        "aa": a second identical device) are left out unless `experiments`: they measure
+        the device model, not a commit, and an injected slowdown would read as a change
+        point of the code."""
+        q = ("SELECT r.id, r.date, r.commit_id, r.params, s.value FROM samples s JOIN runs r "
              "ON r.id = s.run_id WHERE s.metric = ?")
         args = [metric]
         if machine is not None:
             q += " AND r.machine_id = ?"
             args.append(machine)
         q += " ORDER BY r.date, r.id, s.slice"
-        out = []
-        for rid, date, commit, v in self.query(q, args):
+        out, skip = [], {}
+        for rid, date, commit, params, v in self.query(q, args):
+            if rid not in skip:
+                mode = json.loads(params or "{}").get("mode")
+                skip[rid] = not experiments and mode in EXPERIMENT_MODES
+            if skip[rid]:
+                continue
             if not out or out[-1][0] != rid:
                 out.append((rid, date, commit, []))
             out[-1][3].append(v)

@@ -382,6 +382,14 @@ def store_roundtrip(url):
     assert st.resolve("bbbb") == i2 and st.resolve(str(i1)) == i1
     h = st.history("P1.frac.p50_us")
     assert [x[0] for x in h] == [i1, i2] and len(h[0][3]) == 20
+    # scripts/regress --inject/--aa runs measure the device, not a commit: not in the trend
+    r3 = synth_run(rng, "c" * 40, "2026-12-01T12:00:00Z", p50=200.0)
+    r3["params"]["mode"] = "inject"
+    r4 = synth_run(rng, "d" * 40, "2026-12-01T13:00:00Z")
+    r4["params"]["mode"] = "base"
+    i3, i4 = st.add_run(r3), st.add_run(r4)
+    assert [x[0] for x in st.history("P1.frac.p50_us")] == [i1, i2, i4]
+    assert [x[0] for x in st.history("P1.frac.p50_us", experiments=True)] == [i1, i2, i3, i4]
     rep = report.build(st, i1, i2)
     assert rep["attribution"]["named"] == ["end_irq"], rep["attribution"]["named"]
     try:
@@ -426,7 +434,8 @@ def store_migration(url):
         assert "newer" in str(e)
 
 
-@test("store (SQLite): round trip of slices, histograms, machine, bless, resolve, history")
+@test("store (SQLite): round trip of slices, histograms, machine, bless, resolve, history "
+      "without --inject/--aa runs")
 def t_sqlite_roundtrip():
     store_roundtrip(os.path.join(T, "rt.db"))
 
@@ -500,7 +509,7 @@ def t_postgres():
         # the CLI on the same server: a URL selects it
         p = subprocess.run([FRACREGRESS, "--db", pg.url("rt"), "list"], capture_output=True,
                            text=True, timeout=60)
-        assert p.returncode == 0 and len(p.stdout.splitlines()) == 2, p.stdout + p.stderr
+        assert p.returncode == 0 and len(p.stdout.splitlines()) == 4, p.stdout + p.stderr
     finally:
         pg.stop()
 
