@@ -81,6 +81,7 @@ LATEST = MIGRATIONS[-1][0]
 # scripts/regress --param mode=... of runs that are experiments on the device model.
 EXPERIMENT_MODES = ("inject", "aa")
 
+
 class StoreError(Exception):
     pass
 
