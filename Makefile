@@ -10,7 +10,7 @@ SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
 
 RESULTS  := results/test
-SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/fractop/Makefile tools/perf-scripts/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile tests/guest/fuzz/Makefile))
+SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tools/fracbench/Makefile tools/fracload/Makefile tools/fractop/Makefile bpf/Makefile tests/emulator/Makefile tests/guest/driver/Makefile tests/guest/fuzz/Makefile))
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
@@ -31,7 +31,7 @@ tests/guest/fuzz: lib
 # fractop builds fraclat's skeleton through bpf/'s Makefile: not both at once under -j
 tools/fractop: bpf
 # libfrac.mk links lib/libfrac.a: build it once, before its users, under -j
-bpf tools/fracbench tools/perf-scripts tests/emulator: lib
+bpf tools/fracbench tools/fracload tests/emulator: lib
 
 deps:
 	@scripts/deps.sh

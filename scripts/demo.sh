@@ -52,7 +52,7 @@ if [ -x tools/fractop/fractop ]; then
 fi
 
 echo
-echo "== workload: bpf/fracload, $JOBS jobs of copy, GEMM, CRC32C and FILL over queues $queues,"
+echo "== workload: tools/fracload, $JOBS jobs of copy, GEMM, CRC32C and FILL over queues $queues,"
 echo "   8 in flight; injected first: a device error on queue 1's next job, a hang on queue 2's"
 dbg=/sys/kernel/debug/accel/$bdf/inject_fault
 if [ -w "$dbg" ] && [ "$nq" -ge 3 ]; then
@@ -62,7 +62,7 @@ else
 	echo "   (no $dbg, or fewer than 3 queues: no faults injected)"
 fi
 rc=0
-bpf/fracload -n "$JOBS" -q "$queues" -o copy,gemm,crc32c,fill -D 8 -j \
+tools/fracload/fracload -n "$JOBS" -q "$queues" -o copy,gemm,crc32c,fill -d 8 -j \
 	> "$O/fracload.json" 2> "$O/fracload.err" || rc=$?
 sleep 1.5	# fractop's last full interval
 [ -n "$top" ] && { kill -INT "$top"; wait "$top" || true; }

@@ -68,8 +68,8 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime of PI
 p5_once() {	# repetition: writes p5-fractop-R.json and p5-top-R.json
 	local r=$1 sock=/tmp/p5-tmux.$1 lp fp t0 t1 w0 w1 hz ts
 	hz=$(getconf CLK_TCK)
-	bpf/fracload -n 1000000 -q "$(seq -s, 0 $(($(cat /sys/class/accel/accel$main/device/frac/num_queues) - 1)))" \
-		-o copy,gemm -D 4 -d "$main" > /dev/null 2> "$out/p5-fracload-$r.err" &
+	tools/fracload/fracload -n 1000000 -q "$(seq -s, 0 $(($(cat /sys/class/accel/accel$main/device/frac/num_queues) - 1)))" \
+		-o copy,gemm -d 4 -D "$main" > /dev/null 2> "$out/p5-fracload-$r.err" &
 	lp=$!
 	TERM=xterm-256color tmux -S "$sock" new-session -d -x 120 -y 40 \
 		"LANG=C.UTF-8 tools/fractop/fractop -D $main -d 1"
@@ -137,7 +137,7 @@ for r in $(seq 1 "$reps"); do
 	# BPF latency pane on, a workload on every queue), against procps `top -b -d 1 -n 60` run
 	# over the same 60 s. fractop's is the delta of its utime+stime across the window (after
 	# its BPF load and first draw), top's its whole run (bash's `times` for the child).
-	if [ -x tools/fractop/fractop ] && [ -x bpf/fracload ] && command -v tmux > /dev/null &&
+	if [ -x tools/fractop/fractop ] && [ -x tools/fracload/fracload ] && command -v tmux > /dev/null &&
 	   command -v top > /dev/null; then
 		p5_once "$r" || echo "guest-bench: P5 repetition $r failed" >&2
 	fi

@@ -2,7 +2,7 @@
 # Guest test of the libbpf tools in bpf/ (fraclat, fracirq, fracdma, fracsnoop).
 # Runs inside the guest (scripts/vm), prints TAP, exits non-zero on any failure.
 #
-# A known workload (bpf/fracload: N jobs of known ops and sizes on known queues) runs with
+# A known workload (tools/fracload: N jobs of known ops and sizes on known queues) runs with
 # every tool attached, once through tp_btf/fentry and once through the raw_tp/kprobe
 # fallbacks; tests/guest/bpf-tools/check.py then checks the counts, that the stages add up to
 # the total of every job, that the JSON parses, and that every job's total lies inside the
@@ -18,6 +18,7 @@ set -uo pipefail
 
 REPO=$GUEST_REPO
 BPF=$REPO/bpf
+LOAD=$REPO/tools/fracload/fracload
 CHECK=$REPO/tests/guest/bpf-tools/check.py
 BT=$REPO/tests/guest/bpf-tools/fraclat-total.bt
 T=$(mktemp -d /tmp/bpf-tools.XXXXXX)
@@ -105,9 +106,10 @@ each_tool_fails() { # each_tool_fails PATTERN [PREFIX...]: every tool exits non-
 	return $bad
 }
 
-for t in "${TOOLS[@]}" fracload hist_test; do
+for t in "${TOOLS[@]}" hist_test; do
 	[ -x "$BPF/$t" ] || { echo "# $BPF/$t not built (make -C bpf)"; finish "bpf tools not built"; }
 done
+[ -x "$LOAD" ] || { echo "# $LOAD not built (make -C tools/fracload)"; finish "fracload not built"; }
 
 # ---- percentiles and arguments (no module needed) ---------------------------------------
 hist_test() { "$BPF/hist_test" > "$T/hist_test.txt" || { diag "$T/hist_test.txt"; return 1; }; }
@@ -228,13 +230,13 @@ pin_irqs() {
 ok "frac interrupts on CPU $(($(nproc) - 1)), the workload on CPU 0" pin_irqs
 run_load() { # run_load DIR fracload-args...: the workload, its summary in DIR/load.json
 	local d=$1; shift
-	taskset -c 0 "$BPF/fracload" -j "$@" > "$d/load.json" 2> "$T/load.err" ||
+	taskset -c 0 "$LOAD" -j "$@" > "$d/load.json" 2> "$T/load.err" ||
 		{ echo "# fracload failed:"; diag "$T/load.err"; return 1; }
 	# the last BOs are freed after fracload exits (the scheduler frees jobs): fracdma's
 	[ -n "${NO_BO_WAIT:-}" ] || sleep 2
 }
 ok "fracload: $N jobs, 4 ops x 4 queues" \
-	run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -D 4
+	run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -d 4
 stop_main() {
 	# trace-cmd first: it copies /proc/kallsyms into its file, which changes size while the
 	# tools unload their programs.
@@ -291,11 +293,11 @@ start_flood() {
 if [ -w "$FI" ]; then
 	ok "fraclat and fracsnoop attach with --max-jobs $TABLE" start_flood
 	ok "fracload: $FLOOD jobs submitted before any is waited for" eval \
-		'echo "latency 0 2000" > "$FI" && NO_BO_WAIT=1 run_load "$D" -n $FLOOD -q 0 -o nop -D $FLOOD &&
+		'echo "latency 0 2000" > "$FI" && NO_BO_WAIT=1 run_load "$D" -n $FLOOD -q 0 -o nop -d $FLOOD &&
 		 mv "$D/load.json" "$D/load1.json"'
 	run_failing() { # fracload exits 1 when jobs failed: its JSON says which
 		echo "error 1 3" > "$FI" || return 1
-		taskset -c 0 "$BPF/fracload" -j -n 8 -q 1 -o copy -s 4096 > "$D/load2.json" \
+		taskset -c 0 "$LOAD" -j -n 8 -q 1 -o copy -s 4096 > "$D/load2.json" \
 			2> "$T/load.err"
 		[ $? = 1 ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["failed"] != 3)' \
 			"$D/load2.json" || { diag "$T/load.err"; return 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command, `make run`, is scripts/demo.sh in a guest: run it here (fewer jobs)
 # and check that it ends well and shows what it promises. demo.sh itself compares fraclat's
-# count of jobs by status with the workload's own (bpf/fracload -j) and exits 1 if they differ.
+# count of jobs by status with the workload's own (tools/fracload -j) and exits 1 if they differ.
 # Needs the device with fault-injection=on (make test-guest's boot has it). Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Guest test of tools/perf-scripts: the stage report and CSV, the timeline JSON
 # (from perf and from trace-cmd) and the hot-path profile, on a known workload
-# (frac-submit-loop: N jobs on each of two queues). Counts and structure only,
+# (tools/fracload: N jobs on each of two queues). Counts and structure only,
 # no timing thresholds. Runs inside the guest (scripts/vm; make test-guest);
 # prints TAP, exits non-zero on any failure. Loads frac.ko if it is not loaded
 # (and unloads it again).
@@ -63,20 +63,22 @@ echo "1..19"
 python3 "$P/test_frac_jobs.py" > "$W/unit.txt" 2>&1
 ok "frac_jobs.py unit tests" test $? = 0 || diag "$W/unit.txt"
 
-# 2: the workload, prebuilt (make -C tools/perf-scripts) or built here.
-LOOP=$P/frac-submit-loop
-if [ ! -x "$LOOP" ] || [ "$LOOP" -ot "$P/frac-submit-loop.c" ] || [ "$LOOP" -ot lib/libfrac.a ]; then
-	LOOP=$W/frac-submit-loop
+# 2: the workload, prebuilt (make -C tools/fracload) or built here. It runs one job in
+# flight (-d 1) of 4096 bytes, as the perf scripts' workload always did; its -n counts the
+# jobs of all queues.
+LOAD=$REPO/tools/fracload/fracload
+if [ ! -x "$LOAD" ] || [ "$LOAD" -ot tools/fracload/fracload.c ] || [ "$LOAD" -ot lib/libfrac.a ]; then
+	LOAD=$W/fracload
 	cc -O2 -g -fno-omit-frame-pointer -std=gnu11 -Ilib -Iinclude -Iinclude/uapi/drm \
-		-I/usr/include/drm -o "$LOOP" "$P/frac-submit-loop.c" lib/libfrac.a > "$W/cc.txt" 2>&1
+		-I/usr/include/drm -o "$LOAD" tools/fracload/fracload.c lib/libfrac.a > "$W/cc.txt" 2>&1
 fi
-ok "frac-submit-loop is built" test -x "$LOOP" || diag "$W/cc.txt"
+ok "fracload is built" test -x "$LOAD" || diag "$W/cc.txt"
 
 # 3-9: frac-stages-record / -report on N jobs on each of queues QA and QB,
 # ops alternating copy, crc32c (per queue: ceil(N/2) copy, floor(N/2) crc32c).
 t=$SECONDS
 (cd "$W" && "$P/frac-stages-record" -o "$W/stages.data" -- \
-	"$LOOP" -n "$N" -q "$QA,$QB" -o copy,crc32c) > "$W/record.txt" 2>&1
+	"$LOAD" -n $((2 * N)) -q "$QA,$QB" -o copy,crc32c -d 1 -s 4096) > "$W/record.txt" 2>&1
 ok "frac-stages-record records $N jobs on queues $QA and $QB" test $? = 0 || diag "$W/record.txt"
 took "perf record -a -k mono -e frac:*" $t
 t=$SECONDS
@@ -201,7 +203,7 @@ ok "timeline (perf): one track per queue used, $((6 * N)) slices each" grep -qx 
 if command -v trace-cmd >/dev/null; then
 	t=$SECONDS
 	(cd "$W" && trace-cmd record -C mono -e frac -o "$W/t.dat" \
-		"$LOOP" -n "$M" -q "$QB" -o nop) > "$W/tc-record.txt" 2>&1 &&
+		"$LOAD" -n "$M" -q "$QB" -o nop -d 1 -s 4096) > "$W/tc-record.txt" 2>&1 &&
 		trace-cmd report -t -i "$W/t.dat" > "$W/tc-report.txt" 2>&1
 	took "trace-cmd record + report" $t
 	python3 "$P/frac-stages.py" --by queue "$W/tc-report.txt" > "$W/tc-stages.txt" 2>&1
@@ -221,7 +223,7 @@ fi
 
 # 15-18: the hot-path profile.
 t=$SECONDS
-"$P/frac-hotpaths.sh" -o "$W/hp" -F 2000 -- "$LOOP" -n "$HP_JOBS" -q "$QA" -o nop,copy \
+"$P/frac-hotpaths.sh" -o "$W/hp" -F 2000 -- "$LOAD" -n "$HP_JOBS" -q "$QA" -o nop,copy -d 1 -s 4096 \
 	> "$W/hotpaths.txt" 2>&1
 rc=$?
 took "frac-hotpaths.sh" $t

@@ -163,7 +163,7 @@ def main():
                          "top -b -d 1 CPU s, same 60 s", {r: d["cpu_s"] for r, d in p5t.items()},
                          "s", 1, 2, "fractop/top (goal <= 0.5)")
     else:
-        print("P5   not measured: tools/fractop, bpf/fracload, tmux or top missing")
+        print("P5   not measured: tools/fractop, tools/fracload, tmux or top missing")
 
     # T: the same runs with frac.ko built without tracepoints and with them disabled,
     # two of each per repetition in alternating order; their mean per repetition.

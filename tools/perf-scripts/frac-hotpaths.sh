@@ -16,9 +16,10 @@
 #   -k KO      frac.ko of the loaded module (default <repo>/kernel/frac.ko)
 #   -h         this help
 #
-# Records `perf record -g -a` over a submit-heavy workload: frac-submit-loop
-# (this directory; built into DIR when the binary is absent or older than its
-# source or <repo>/lib/libfrac.a), or the command given after --. The
+# Records `perf record -g -a` over a submit-heavy workload: tools/fracload
+# (`fracload -n JOBS*queues -q QUEUES -o OPS -d DEPTH -s 4096`; built into DIR
+# when the binary is absent or older than its source or <repo>/lib/libfrac.a),
+# or the command given after --. The
 # frac:frac_irq tracepoint is recorded with call chains too. Then writes into
 # DIR:
 #   perf.data, script.txt  the recording, and perf script's text of it
@@ -106,17 +107,19 @@ else
 fi
 
 if [ $# -eq 0 ]; then
-	loop=$HERE/frac-submit-loop
-	if [ ! -x "$loop" ] || [ "$loop" -ot "$HERE/frac-submit-loop.c" ] ||
-	   [ "$loop" -ot "$REPO/lib/libfrac.a" ]; then
+	load=$REPO/tools/fracload/fracload
+	if [ ! -x "$load" ] || [ "$load" -ot "$REPO/tools/fracload/fracload.c" ] ||
+	   [ "$load" -ot "$REPO/lib/libfrac.a" ]; then
 		[ -f "$REPO/lib/libfrac.a" ] || die "$REPO/lib/libfrac.a missing: make -C lib"
-		loop=$OUT/frac-submit-loop
+		load=$OUT/fracload
 		${CC:-cc} -O2 -g -fno-omit-frame-pointer -std=gnu11 -I"$REPO/lib" \
-			-I"$REPO/include" -I"$REPO/include/uapi/drm" -I/usr/include/drm -o "$loop" \
-			"$HERE/frac-submit-loop.c" "$REPO/lib/libfrac.a" ||
-			die "cannot build frac-submit-loop"
+			-I"$REPO/include" -I"$REPO/include/uapi/drm" -I/usr/include/drm -o "$load" \
+			"$REPO/tools/fracload/fracload.c" "$REPO/lib/libfrac.a" ||
+			die "cannot build tools/fracload"
 	fi
-	set -- "$loop" -n "$JOBS" -q "$QUEUES" -o "$OPS" -j "$DEPTH"
+	# -n is per queue here, fracload's counts all jobs; 4096 bytes, as this script always used.
+	nq=$(awk -F, '{ print NF }' <<< "$QUEUES")
+	set -- "$load" -n $((JOBS * nq)) -q "$QUEUES" -o "$OPS" -d "$DEPTH" -s 4096
 fi
 
 # The frequency goes in the event's terms: perf record -F would also turn the

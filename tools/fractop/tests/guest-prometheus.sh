@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fractop's exporter scraped by a real Prometheus, in the guest (TAP): Debian's prometheus
 # (scripts/deps.sh) on loopback scrapes fractop --listen every second while a known workload
-# (bpf/fracload) runs; Prometheus's HTTP API must then give the workload's count for
+# (tools/fracload) runs; Prometheus's HTTP API must then give the workload's count for
 # frac_jobs_completed_total, the per-queue counters must add up to it, the job latency
 # histogram (frac_job_latency_seconds, the BPF source) must count every job, and
 # histogram_quantile() of it must lie where the workload's own median and p99 allow (fracload
@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../../tests/guest/lib/frac-guest.bash"
 
 F=$GUEST_REPO/tools/fractop/fractop
-LOAD=$GUEST_REPO/bpf/fracload
+LOAD=$GUEST_REPO/tools/fracload/fracload
 DASH=$GUEST_REPO/dashboards/grafana/fractop.json
 T=$(mktemp -d)
 PROM_PID= FT_PID=
@@ -58,7 +58,7 @@ wait_value() { # wait_value EXPR WANT: the query gives WANT within 60 s (scrapes
 guest_have_device || { guest_result SKIP "fractop and Prometheus" "no FRAC-1"; guest_end; exit; }
 command -v prometheus > /dev/null ||
 	{ guest_result SKIP "fractop and Prometheus" "no prometheus (scripts/deps.sh)"; guest_end; exit; }
-[ -x "$F" ] && [ -x "$LOAD" ] || finish "build tools/fractop and bpf/ first"
+[ -x "$F" ] && [ -x "$LOAD" ] || finish "build tools/fractop and tools/fracload first"
 guest_ok "frac.ko loads" guest_load_frac || finish "the driver did not load"
 SYS=$(readlink -f /sys/class/accel/accel0/device)/frac
 guest_ok "lo is up" ip link set lo up
@@ -92,7 +92,7 @@ guest_ok "Prometheus has the device's count before the workload ($j0)" \
 # The workload runs until Prometheus has scraped its client's series (a fixed count of 3000
 # jobs was over before any scrape saw the client in a loaded CI run), then stops on SIGTERM
 # and says how many jobs it ran: M, the ground truth of everything below.
-"$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm -D 8 -j > "$T/load.json" 2> "$T/load.err" &
+"$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm -d 8 -j > "$T/load.json" 2> "$T/load.err" &
 L=$!
 seen_client() {
 	local v

@@ -7,7 +7,7 @@
 #       -- scripts/tap-run /run/frac-out tests/guest/fractop.sh
 #
 # FRAC_KO=path picks another frac.ko (default kernel/frac.ko). Checked: fractop -J's counters
-# against the workload's count (bpf/fracload), its process row, device and process jobs/s,
+# against the workload's count (tools/fracload), its process row, device and process jobs/s,
 # the screen under tmux with the workload stopped (SIGSTOP: its row's job count against its
 # fdinfo, done/failed against sysfs), every key, resize, the screen's totals after the
 # workload, q; the debugfs queues' sum against sysfs, the MSI-X vectors, the BPF latency
@@ -22,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../../tests/guest/lib/frac-guest.bash"
 
 F=$GUEST_REPO/tools/fractop/fractop
-LOAD=$GUEST_REPO/bpf/fracload
+LOAD=$GUEST_REPO/tools/fracload/fracload
 T=$(mktemp -d)
 TM="tmux -S $T/tmux.sock"
 trap '$TM kill-server 2>/dev/null; rm -rf "$T"' EXIT
@@ -35,7 +35,7 @@ py() { # py ARGS... <<'EOF' script EOF: ok if the script does not raise; its tra
 }
 
 guest_have_device || { guest_result SKIP "fractop in the guest" "no FRAC-1"; guest_end; exit; }
-[ -x "$F" ] && [ -x "$LOAD" ] || finish "build tools/fractop and bpf/ first"
+[ -x "$F" ] && [ -x "$LOAD" ] || finish "build tools/fractop and tools/fracload first"
 guest_ok "frac.ko loads (job_timeout_ms=1000)" guest_load_frac job_timeout_ms=1000 ||
 	finish "the driver did not load"
 SYS=$(readlink -f /sys/class/accel/accel0/device)/frac
@@ -101,7 +101,7 @@ j0=$(cat "$SYS/jobs_completed")
 f0=$(cat "$SYS/jobs_failed")
 TERM=xterm-256color $TM new-session -d -s g -x 120 -y 40 \
 	"LANG=C.UTF-8 $F -d 0.5 -w $T/ui.rec 2> $T/ui.err; echo \$? > $T/ui.rc"
-"$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm,crc32c -D 8 > "$T/load.txt" 2>&1 &
+"$LOAD" -n 1000000 -q 0,1,2,3 -o copy,gemm,crc32c -d 8 > "$T/load.txt" 2>&1 &
 L=$!
 for _ in $(seq 100); do fdinfo_key $L drm-frac-jobs-completed > /dev/null && break; sleep 0.1; done
 "$F" -J -n 3 -d 1 > "$T/busy.jsonl" 2> "$T/busy.err"
@@ -256,7 +256,7 @@ EOF
 "$F" -J -d 0.5 -w "$T/lat.rec" > "$T/lat.jsonl" 2> "$T/lat.err" &
 J=$!
 for _ in $(seq 300); do [ -s "$T/lat.jsonl" ] && break; sleep 0.1; done
-"$LOAD" -n 2000 -q 0,1,2,3 -o copy,crc32c -D 8 -j > "$T/lat-load.json" 2> "$T/lat-load.err"
+"$LOAD" -n 2000 -q 0,1,2,3 -o copy,crc32c -d 8 -j > "$T/lat-load.json" 2> "$T/lat-load.err"
 lrc=$?
 want=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["job_list"]))' \
 	"$T/lat-load.json" 2>/dev/null)
@@ -379,7 +379,7 @@ EOF
 # ---- a hang on queue 1: one timeout and one reset, on that queue only ----
 "$F" -J -n 1 -d 0.2 > "$T/before-hang.jsonl"
 if echo "hang 1" > "$DBG/inject_fault" 2>/dev/null; then
-	"$LOAD" -n 4 -q 1 -o copy -D 1 > "$T/hang.txt" 2>&1
+	"$LOAD" -n 4 -q 1 -o copy -d 1 > "$T/hang.txt" 2>&1
 	"$F" -J -n 1 -d 0.3 > "$T/after-hang.jsonl"
 	guest_ok "a hang on queue 1: counted on queue 1 only, and in the sysfs sums" \
 		py "$T/after-hang.jsonl" "$T/before-hang.jsonl" <<'EOF'
@@ -398,7 +398,7 @@ else
 fi
 
 # ---- unprivileged: sysfs and hwmon yes, other processes' fds and debugfs no ----
-"$LOAD" -n 400 -q 0 -D 1 > /dev/null 2>&1 &
+"$LOAD" -n 400 -q 0 -d 1 > /dev/null 2>&1 &
 L=$!
 sleep 0.5
 setpriv --reuid=65534 --regid=65534 --clear-groups "$F" -J -n 1 -d 0.3 > "$T/nobody.jsonl" \
