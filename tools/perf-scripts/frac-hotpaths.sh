@@ -37,7 +37,12 @@
 #
 # perf annotate needs frac.ko's code: the script checks that KO's build-id is
 # the loaded module's and adds KO to a build-id cache in DIR (PERF_BUILDID_DIR),
-# so nothing outside DIR is written. Hard-IRQ code (frac_queue_irq,
+# so nothing outside DIR is written, except where DIR's filesystem refuses the
+# shared mmap perf needs (9p without cache, as the rig's results share
+# $FRAC_OUT): then the script says so, works in a scratch directory under
+# ${TMPDIR:-/tmp} and copies it to DIR when it exits. If perf names none of
+# frac.ko's sampled functions, it fails rather than annotate addresses.
+# Hard-IRQ code (frac_queue_irq,
 # frac_queue_process_cq, frac_job_complete) only gets samples from an NMI
 # driven PMU event: the cpu-clock fallback is an hrtimer interrupt, which waits
 # until the handler has returned, so under TCG those functions show no samples
@@ -74,8 +79,42 @@ shift $((OPTIND - 1))
 
 command -v perf >/dev/null || die "perf not found (Debian: linux-perf from bookworm-backports)"
 [ -d /sys/module/frac ] || die "frac.ko is not loaded"
-mkdir -p "$OUT/.debug"
+mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
+
+# perf record reads perf.data back through a shared mmap of the file it still
+# has open for writing (to collect build-ids), and perf buildid-cache copies
+# through one. A filesystem that refuses it (9p without a page cache, as the
+# rig's results share $FRAC_OUT: the mapping is refused with EINVAL) left
+# perf.data without build-ids and the cache empty: every frac.ko sample an
+# address, every annotation empty, and exit 0. So probe the directory; where
+# it refuses, work in a scratch directory and copy the results to DIR at the
+# end.
+mmap_ok() { # mmap_ok DIR: a shared mmap of a file open read-write works in DIR
+	python3 - "$1" <<-'PY' 2>/dev/null
+	import mmap, os, sys
+	path = os.path.join(sys.argv[1], ".frac-hotpaths-mmap-probe")
+	try:
+	    with open(path, "w+b") as f:
+	        f.write(b"\0" * mmap.PAGESIZE)
+	        f.flush()
+	        mmap.mmap(f.fileno(), mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ).close()
+	finally:
+	    os.unlink(path)
+	PY
+}
+DEST=$OUT
+if ! mmap_ok "$OUT"; then
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/frac-hotpaths.XXXXXX") || die "cannot create a scratch directory"
+	# On every exit, failures included: DIR gets the logs as it would have.
+	trap 'cp -a "$OUT/." "$DEST/" || echo "frac-hotpaths: copying $OUT to $DEST failed" >&2
+	      rm -rf "$OUT"' EXIT
+	mmap_ok "$OUT" || die "neither $DEST nor $OUT allows the shared mmap perf needs" \
+		"(set TMPDIR to a local filesystem)"
+	echo "frac-hotpaths: $DEST refuses the shared mmap perf needs (9p without cache?):" \
+		"recording in $OUT, copied to $DEST at the end" >&2
+fi
+mkdir -p "$OUT/.debug"
 export PERF_BUILDID_DIR=$OUT/.debug
 
 # When perf can read /proc/kcore (root: CAP_SYS_RAWIO) it takes all kernel code
@@ -146,6 +185,13 @@ frac_lines=$(awk '/^# Samples:/ { n++ } n == 1 && $2 == "[frac]" && $3 == "[k]"'
 frac_syms=$(awk '{ print $4 }' <<< "$frac_lines")
 all_syms=$(awk '$2 == "[frac]" && $3 == "[k]" { print $4 }' "$OUT/report.txt")
 
+# Samples in frac.ko that perf could not name (no build-id in perf.data, no
+# code in the cache) read "0x00000000000046bf": say so rather than annotate
+# addresses.
+if [ -n "$frac_syms" ] && ! grep -qv '^0x' <<< "$frac_syms"; then
+	die "perf named none of frac.ko's sampled functions (only addresses): it found" \
+		"neither the module's build-id nor its code; see $DEST/record.log and $DEST/report.log"
+fi
 echo
 echo "== frac.ko functions by self samples (perf report --no-children --sort dso,sym)"
 if [ -n "$frac_lines" ]; then head -n 20 <<< "$frac_lines"; else echo "(no samples in frac.ko)"; fi
@@ -171,7 +217,7 @@ for s in "${want[@]}"; do
 done
 echo
 echo "== perf annotate --stdio: ${want[*]:-nothing to annotate}"
-echo "(instructions with samples and their source line; all of it in $OUT/annotate.txt)"
+echo "(instructions with samples and their source line; all of it in $DEST/annotate.txt)"
 # "   16.67 :   2a30:   endbr64" is a sampled instruction, "   : 26   if (...)"
 # a source line.
 awk '/^== / || /^ Percent \|/ { print; src = ""; next }
@@ -182,7 +228,7 @@ awk '/^== / || /^ Percent \|/ { print; src = ""; next }
 perf_nokcore script -i "$OUT/perf.data" > "$OUT/script.txt" 2> "$OUT/script.log" ||
 	die "perf script failed: $(tail -n 3 "$OUT/script.log")"
 python3 "$HERE/frac-stackcollapse.py" --skip-event frac:frac_irq -o "$OUT/folded.txt" \
-	"$OUT/script.txt" || die "no call chains in the recording ($OUT/script.txt)"
+	"$OUT/script.txt" || die "no call chains in the recording ($DEST/script.txt)"
 python3 "$HERE/frac-stackcollapse.py" --event frac:frac_irq -o "$OUT/folded-irq.txt" \
 	"$OUT/script.txt" || echo "frac-hotpaths: no frac_irq events recorded" >&2
 grep -F 'frac_' "$OUT/folded.txt" > "$OUT/folded-frac.txt" || true
@@ -193,8 +239,8 @@ top() { # top FILE: the 10 biggest stacks, count first
 }
 echo
 echo "== top stacks through frac.ko ($(wc -l < "$OUT/folded-frac.txt") of" \
-	"$(wc -l < "$OUT/folded.txt") stacks; $OUT/folded.txt is flame graph input)"
+	"$(wc -l < "$OUT/folded.txt") stacks; $DEST/folded.txt is flame graph input)"
 top "$OUT/folded-frac.txt"
 echo
-echo "== interrupt path: stacks at frac:frac_irq ($OUT/folded-irq.txt, counts are events)"
+echo "== interrupt path: stacks at frac:frac_irq ($DEST/folded-irq.txt, counts are events)"
 top "$OUT/folded-irq.txt"
