@@ -41,14 +41,14 @@ run: deps all
 
 # P1-P4 side by side with QEMU's NVMe in one guest run; REPS=N (default 5)
 bench: deps all
-	@scripts/bench $(REPS)
+	@tools/fracbench/bench $(REPS)
 
 # HEAD against BASE (default: the merge base with the upstream, else HEAD~1), both built here
 # and measured in alternating slices in one guest; report in results/regress/latest/; exit 3
-# on a confirmed regression. REGRESS_ARGS: more scripts/regress options (--inject K=V, --aa,
+# on a confirmed regression. REGRESS_ARGS: more tools/regress/regress options (--inject K=V, --aa,
 # --cap N, ...).
 regress: deps all
-	@scripts/regress $(if $(BASE),--base $(BASE)) $(REGRESS_ARGS)
+	@tools/regress/regress $(if $(BASE),--base $(BASE)) $(REGRESS_ARGS)
 
 # A long run of the uAPI fuzzer (tests/guest/fuzz.sh): DURATION=<secs> (default 600), SEED=n,
 # FUZZ_ARGS="--avoid-known --procs 4 ..."; TAP, op logs and console in results/fuzz/.

@@ -4,8 +4,8 @@
 
 Usage: bench-report.py RAW_DIR [--json OUT]
 
-RAW_DIR holds the per-repetition JSON files written by tests/bench/guest-bench.sh and
-scripts/bench (p1-frac-1.json, p1-nvme-1.json, ...). Every figure is printed as
+RAW_DIR holds the per-repetition JSON files written by tools/fracbench/guest-bench.sh and
+tools/fracbench/bench (p1-frac-1.json, p1-nvme-1.json, ...). Every figure is printed as
 min / median / max over the repetitions, with the ratio of the two figures of each line
 computed per repetition (both were measured in the same repetition, side by side).
 """

@@ -19,7 +19,7 @@ import numpy as np                  # noqa: E402
 from . import attribution, changepoint, runinfo, verdict   # noqa: E402
 
 
-# The metric whose workload tests/bench/guest-regress.py traces with fraclat.
+# The metric whose workload tools/regress/guest-regress.py traces with fraclat.
 TRACED_METRIC = "P1.frac.p50_us"
 
 

@@ -125,7 +125,7 @@ def load_run_file(path):
     return check_run(run, path)
 
 
-# ---- make bench's files (tests/bench/guest-bench.sh, tools/fracbench/bench-report.py) ----
+# ---- make bench's files (tools/fracbench/guest-bench.sh, tools/fracbench/bench-report.py) ----
 
 def _fio_lat(doc, p):
     job = doc["jobs"][0]["read"]

@@ -78,7 +78,7 @@ MIGRATIONS = [
 LATEST = MIGRATIONS[-1][0]
 
 
-# scripts/regress --param mode=... of runs that are experiments on the device model.
+# tools/regress/regress --param mode=... of runs that are experiments on the device model.
 EXPERIMENT_MODES = ("inject", "aa")
 
 
@@ -295,7 +295,7 @@ class Store:
 
     def history(self, metric, machine=None, experiments=False):
         """[(run_id, date, commit, [slices])] of one metric, oldest first. Runs of
-        scripts/regress's experiments (param mode "inject": a device slowed on purpose, or
+        tools/regress/regress's experiments (param mode "inject": a device slowed on purpose, or
         "aa": a second identical device) are left out unless `experiments`: they measure
         the device model, not a commit, and an injected slowdown would read as a change
         point of the code."""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test's guest case of the A/B harness (TAP): one boot, two FRAC devices, two
-# comparisons by tests/bench/guest-regress.py, stored and compared by fracregress.
+# comparisons by tools/regress/guest-regress.py, stored and compared by fracregress.
 #
 #   A/A: frac.ko against a copy of itself at another path, on frac0: the module is swapped
 #        whenever the turn changes hands, as make regress swaps base and head. The harness
@@ -47,12 +47,12 @@ s=$(date +%s)
 judges=()
 trap 'kill "${judges[@]}" 2>/dev/null' EXIT
 for t in aa inj; do	# the verdicts of each batch are made on the host (guest-regress.py)
-	tests/bench/guest-regress.py --judge "$out/spec-$t.json" "$out/guest/$t" & judges+=($!)
+	tools/regress/guest-regress.py --judge "$out/spec-$t.json" "$out/guest/$t" & judges+=($!)
 done
 if scripts/vm -q --qemu "$q" --out "$out/guest" --append nohz=off --timeout 1500 \
 	--qemu-arg -device --qemu-arg pcie-root-port,id=rp2,chassis=3,slot=3,addr=0x11 \
 	--qemu-arg -device --qemu-arg frac-npu,id=frac2,bus=rp2,completion-latency-ns=100000 \
-	-- bash -c "tests/bench/guest-regress.py $out/spec-aa.json && tests/bench/guest-regress.py $out/spec-inj.json" \
+	-- bash -c "tools/regress/guest-regress.py $out/spec-aa.json && tools/regress/guest-regress.py $out/spec-inj.json" \
 	> "$out/guest.log" 2>&1; then
 	kill "${judges[@]}" 2>/dev/null
 	ok "one guest ran the A/A and the A/B comparison ($(( $(date +%s) - s )) s)"

@@ -382,7 +382,7 @@ def store_roundtrip(url):
     assert st.resolve("bbbb") == i2 and st.resolve(str(i1)) == i1
     h = st.history("P1.frac.p50_us")
     assert [x[0] for x in h] == [i1, i2] and len(h[0][3]) == 20
-    # scripts/regress --inject/--aa runs measure the device, not a commit: not in the trend
+    # tools/regress/regress --inject/--aa runs measure the device, not a commit: not in the trend
     r3 = synth_run(rng, "c" * 40, "2026-12-01T12:00:00Z", p50=200.0)
     r3["params"]["mode"] = "inject"
     r4 = synth_run(rng, "d" * 40, "2026-12-01T13:00:00Z")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run inside the guest by scripts/bench: FRAC-1 (zero-latency) and QEMU's NVMe (null-co)
+# Run inside the guest by tools/fracbench/bench: FRAC-1 (zero-latency) and QEMU's NVMe (null-co)
 # measured side by side, REPS times each. Raw results go to $FRAC_OUT/bench/*.json.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -12,7 +12,7 @@ modprobe drm_shmem_helper
 insmod kernel/frac.ko
 [ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
 
-# accel index of the FRAC device behind PCI bridge $1 (scripts/bench puts frac1 at 00:10.0)
+# accel index of the FRAC device behind PCI bridge $1 (tools/fracbench/bench puts frac1 at 00:10.0)
 accel_behind() {
 	local a
 	for a in /sys/class/accel/accel*; do
@@ -126,9 +126,9 @@ for r in $(seq 1 "$reps"); do
 		done
 		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpf-$r.json"
 		stop "${pids[@]}"
-		if [ -f tests/bench/fraclat.bt ] && command -v bpftrace >/dev/null; then
+		if [ -f tools/fracbench/fraclat.bt ] && command -v bpftrace >/dev/null; then
 			pids=()
-			start_tool "$out/p4-bpftrace-$r.txt" bpftrace tests/bench/fraclat.bt
+			start_tool "$out/p4-bpftrace-$r.txt" bpftrace tools/fracbench/fraclat.bt
 			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
 			stop "${pids[@]}"
 		fi

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Run inside the guest by scripts/regress: two sides (base, head) measured in short
+"""Run inside the guest by tools/regress/regress: two sides (base, head) measured in short
 alternating slices, as pinpoint and duet benchmarking do, until every metric has a verdict.
 
 Usage: guest-regress.py SPEC.json                  in the guest
        guest-regress.py --judge SPEC.json DIR      on the host, alongside: the verdicts
 
-SPEC (written by scripts/regress):
+SPEC (written by tools/regress/regress):
   {"out": DIR,                       results, relative to $FRAC_OUT (the rig's writable
                                      share; default: $FRAC_OUT itself); DIR/<side>/ gets one
                                      file per slice and metric
@@ -37,7 +37,7 @@ traced slices a side, in pairs of random order as well: the side's own bpf/fracl
 the P1 workload runs for traced_s, written to <side>/fraclat-<k>.json (the timed slices are
 never traced). The stage attribution tests each stage slice by slice (attribution.py).
 
-With one side (scripts/regress when base and head need different QEMUs, one boot each), the
+With one side (tools/regress/regress when base and head need different QEMUs, one boot each), the
 side runs `start` slices numbered from `first` and no verdicts are made here.
 
 DIR/ab.json records the order (upper case timed slices, lower case traced ones), every
@@ -53,7 +53,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "regress"))
+sys.path.insert(0, HERE)
 
 # fracregress_lib (numpy, scipy) is imported by the judge only: under TCG the import and
 # the SAME-threshold simulations took 60-70 s per batch in the guest.
