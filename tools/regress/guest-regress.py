@@ -17,8 +17,8 @@ SPEC (written by tools/regress/regress):
 
 A side is a frac.ko, the checkout whose fracbench and fraclat drive it, and the FRAC device it
 runs on: the one behind root port `port`, or (null) the first device behind no other side's
-port (nor behind any of the spec's "other_ports"). Two sides with different modules on one device reload the module when the turn passes
-from one to the other; two sides on different devices (an injected device regression, an A/A
+port (nor behind any of the spec's "other_ports"). Two sides with different modules on one
+device reload the module when the turn passes from one to the other; two sides on different devices (an injected device regression, an A/A
 of two identical devices) share one module.
 
 A slice of a side runs, on its device, in this order (fracbench -j each; "metrics" may name
@@ -34,8 +34,10 @@ the host: the guest writes <out>/batch-<n>.req and waits for the judge (--judge,
 the host script before the guest, DIR being <out> as the host sees it) to write
 batch-<n>.ans. Then `traced` (8)
 traced slices a side, in pairs of random order as well: the side's own bpf/fraclat -j while
-the P1 workload runs for traced_s, written to <side>/fraclat-<k>.json (the timed slices are
-never traced). The stage attribution tests each stage slice by slice (attribution.py).
+the P1 workload runs for traced_s, written to <side>/fraclat-<k>.json, and (when p3 is
+measured) while P3's 8 copies run, <side>/fraclat-p3-<k>.json (the timed slices are never
+traced). The stage attribution tests each stage slice by slice (attribution.py), P1's
+stages against P1's verdict, P3's against P3's.
 
 With one side (tools/regress/regress when base and head need different QEMUs, one boot each), the
 side runs `start` slices numbered from `first` and no verdicts are made here.
@@ -144,16 +146,23 @@ def one_slice(spec, side, k, mod):
         run(fb + work[m], os.path.join(d, f"{m}-frac-{k}.json"))
 
 
-def traced_slice(spec, side, k, mod):
-    """fraclat -j around a P1 workload; SIGINT ends it with a last JSON object."""
+# The traced workloads: P1's NOPs (stages of a job's path through the driver) and, when P3
+# is measured, its 16 MiB copies (where the device's DMA time shows, in exec). File names
+# as runinfo.TRACED_FILES reads them.
+TRACED_FILE = {"p1": "fraclat-{}", "p3": "fraclat-p3-{}"}
+
+
+def traced_slice(spec, side, k, mod, workload="p1"):
+    """fraclat -j around one workload; SIGINT ends it with a last JSON object."""
     mod.load(side["ko"])
     dev = device_of(side, spec)
     d = os.path.join(spec["out"], side["name"])
     lat = os.path.join(side["tree"], "bpf", "fraclat")
     if not os.access(lat, os.X_OK):
         die(f"side {side['name']}: no {lat}: no stage histograms")
-    errp = os.path.join(d, f"fraclat-{k}.err")
-    with open(os.path.join(d, f"fraclat-{k}.json"), "w") as o, open(errp, "w") as e:
+    name = TRACED_FILE[workload].format(k)
+    errp = os.path.join(d, f"{name}.err")
+    with open(os.path.join(d, f"{name}.json"), "w") as o, open(errp, "w") as e:
         p = subprocess.Popen([lat, "-j", "-d", str(dev)], stdout=o, stderr=e)
         for _ in range(600):      # attached: it says so on stderr
             with open(errp) as f:
@@ -165,8 +174,11 @@ def traced_slice(spec, side, k, mod):
         if p.poll() is not None:
             with open(errp) as f:
                 die(f"{lat}: exited {p.returncode}: {f.read().strip()[-400:]}")
-        run(fracbench(side, dev) + ["-m", "latency", "-o", "nop", "-L",
-                                    "-T", f"{spec['traced_s']:g}", "-W", "100"])
+        if workload == "p1":
+            run(fracbench(side, dev) + ["-m", "latency", "-o", "nop", "-L",
+                                        "-T", f"{spec['traced_s']:g}", "-W", "100"])
+        else:
+            run(fracbench(side, dev) + ["-m", "bandwidth", "-s", "16M", "-n", "8", "-W", "1"])
         p.send_signal(signal.SIGINT)
         try:
             p.wait(20)
@@ -268,11 +280,13 @@ def main():
             break
         want = min(spec["cap"], n + spec["step"])
     log(stop)
+    traced = ["p1"] + (["p3"] if "p3" in spec.get("metrics", ["p1", "p2", "p3"]) else [])
     for t in range(spec.get("traced", 8)):
         pair = list(spec["sides"])
         rng.shuffle(pair)
         for s in pair:
-            traced_slice(spec, s, first + t, mod)
+            for w in traced:
+                traced_slice(spec, s, first + t, mod, w)
             order.append(s["name"][0].lower())
     mod.unload()
     with open(os.path.join(spec["out"], "ab.json"), "w") as f:

@@ -19,8 +19,18 @@ import numpy as np                  # noqa: E402
 from . import attribution, changepoint, runinfo, verdict   # noqa: E402
 
 
-# The metric whose workload tools/regress/guest-regress.py traces with fraclat.
-TRACED_METRIC = "P1.frac.p50_us"
+# The workloads tools/regress/guest-regress.py traces with fraclat, by the prefix of their
+# stages in a run (runinfo.TRACED_FILES), and the timed metric that says whether each one's
+# total moved: P1's NOPs (the driver's path), P3's 16 MiB copies (the device's DMA, in exec).
+TRACED = [("", "P1.frac.p50_us"), ("p3:", "P3.frac.gbytes_per_s")]
+TRACED_METRIC = TRACED[0][1]
+
+
+def _workload(stages, prefix):
+    """The stages of one traced workload, without its prefix."""
+    if prefix:
+        return {k[len(prefix):]: v for k, v in stages.items() if k.startswith(prefix)}
+    return {k: v for k, v in stages.items() if ":" not in k}
 
 
 def build(store, base_id, new_id, rel_magnitude=0.10, regress_threshold=0.05, window=50,
@@ -43,13 +53,23 @@ def build(store, base_id, new_id, rel_magnitude=0.10, regress_threshold=0.05, wi
     def per_slice(ms):
         return {m[len(stage_pre):-len(".mean_us")]: v["slices"] for m, v in ms.items()
                 if m.startswith(stage_pre)}
-    # The traced slices run the P1 workload: its timed verdict says whether the total moved.
-    p1 = next((r for r in rows if r["metric"] == TRACED_METRIC), None)
-    attr = attribution.attribute(sb, sn, slices_base=per_slice(mb), slices_new=per_slice(mn),
-                                 total_moved=(p1["verdict"] == verdict.DIFFERENT) if p1 else None
-                                 ) if sb and sn else None
-    if attr and p1:
-        attr["total_from"] = f"{TRACED_METRIC} {p1['verdict']}"
+    # Each traced workload on its own: its timed verdict says whether its total moved.
+    attrs = []
+    for prefix, metric in TRACED:
+        hb, hn = _workload(sb, prefix), _workload(sn, prefix)
+        if not (hb and hn):
+            continue
+        tm = next((r for r in rows if r["metric"] == metric), None)
+        a = attribution.attribute(hb, hn, slices_base=_workload(per_slice(mb), prefix),
+                                  slices_new=_workload(per_slice(mn), prefix),
+                                  total_moved=(tm["verdict"] == verdict.DIFFERENT) if tm else None)
+        if a is None:
+            continue
+        a["workload"], a["prefix"] = metric.split(".")[0], prefix
+        if tm:
+            a["total_from"] = f"{metric} {tm['verdict']}"
+        attrs.append(a)
+    attr = next((a for a in attrs if a["prefix"] == ""), None)
     trends = {}
     for m in names:
         hist = store.history(m)
@@ -63,7 +83,8 @@ def build(store, base_id, new_id, rel_magnitude=0.10, regress_threshold=0.05, wi
         st = store.stages(r["id"]).get(attribution.TOTAL)
         if st:
             heat.append((r["id"], r["date"], st["buckets"]))
-    return {"base": base, "new": new, "rows": rows, "attribution": attr, "stages_base": sb,
+    return {"base": base, "new": new, "rows": rows, "attribution": attr, "attributions": attrs,
+            "stages_base": sb,
             "stages_new": sn, "trends": trends, "heat": heat,
             "params": {"magnitude": rel_magnitude, "regress_threshold": regress_threshold,
                        "window": window, "pvalue": pvalue},
@@ -92,8 +113,8 @@ def _run_line(r):
 def _attr_lines(a):
     if not a:
         return ["stage attribution: n/a (a run has no per-stage histograms)"]
-    out = [f"stage attribution (fraclat histograms; means "
-           f"{'exact, from sum_ns' if a['exact_means'] else 'estimated from log2 buckets'}): "
+    out = [f"stage attribution of {a.get('workload', 'P1')}'s traced jobs (fraclat histograms; "
+           f"means {'exact, from sum_ns' if a['exact_means'] else 'estimated from log2 buckets'}): "
            f"total {a['total_base_ns'] / 1e3:.2f} -> {a['total_new_ns'] / 1e3:.2f} us "
            f"({a['total_shift_ns'] / 1e3:+.2f} us)"]
     tp = a.get("total_p")
@@ -111,11 +132,13 @@ def _attr_lines(a):
         out.append(f"  no stage moved significantly (p <= {a.get('alpha', 0.01):g}) the way the "
                    "total did")
     out.append("")
-    out.append("| stage | base mean us | new mean us | shift us | share | p |")
-    out.append("|---|---|---|---|---|---|")
+    out.append("| stage | base mean us | new mean us | shift us | share | p | p of the means |")
+    out.append("|---|---|---|---|---|---|---|")
     for r in a["stages"]:
+        pm = f"{r['p_mean']:.2g}" if r.get("p_mean") is not None else "-"
         out.append(f"| {r['stage']} | {r['base_mean_ns'] / 1e3:.2f} | {r['new_mean_ns'] / 1e3:.2f}"
-                   f" | {r['shift_ns'] / 1e3:+.2f} | {r['share'] * 100:.0f}% | {r['p']:.2g} |")
+                   f" | {r['shift_ns'] / 1e3:+.2f} | {r['share'] * 100:.0f}% | {r['p']:.2g} | "
+                   f"{pm} |")
     return out
 
 
@@ -166,7 +189,8 @@ def markdown(rep):
                    f"{cis} | {_fmt(r['p'])} | {r['verdict']} ({r['n_base']}/{r['n_new']} "
                    f"slices){mark} |")
     out += ["", "```"] + lkp_block(rep) + ["```"]
-    out += [""] + _attr_lines(rep["attribution"])
+    for a in rep.get("attributions") or [None]:
+        out += [""] + _attr_lines(a)
     cps = [(m, t) for m, t in rep["trends"].items() if t["change_points"]]
     out += ["", "change points in the history (run ids): " + (
         "; ".join(f"{m}: " + ", ".join(
@@ -195,7 +219,8 @@ def plot_hist(sb, sn, stage):
                label=lab, color=col, alpha=0.8)
     ax.set_xlabel("log2(latency ns) bucket")
     ax.set_ylabel("share of jobs")
-    ax.set_title(f"{stage}: log2 histogram, base vs new")
+    w, _, st = stage.rpartition(":")
+    ax.set_title(f"{(w.upper() + ' ') if w else ''}{st}: log2 histogram, base vs new")
     ax.legend()
     return _png(fig)
 
@@ -212,7 +237,7 @@ def plot_cdf(r):
     return _png(fig)
 
 
-def plot_stages(a):
+def plot_stages(a, workload="P1"):
     fig, ax = plt.subplots(figsize=(6, 3.4))
     left = np.zeros(2)
     cmap = plt.get_cmap("tab10")
@@ -222,7 +247,7 @@ def plot_stages(a):
         left += vals
     ax.set_xlabel("mean latency per stage, us (stacked)")
     ax.legend(fontsize=7, ncol=3, loc="lower right")
-    ax.set_title("per-stage means")
+    ax.set_title(f"per-stage means, {workload}'s traced jobs")
     return _png(fig)
 
 
@@ -262,13 +287,14 @@ def plot_trend(metric, t, unit):
 
 def html(rep, md_text):
     imgs = []
-    for stage in ([attribution.TOTAL] + [r["stage"] for r in rep["attribution"]["stages"]]
-                  if rep["attribution"] else []):
-        if stage in rep["stages_base"] or stage in rep["stages_new"]:
-            imgs.append((f"log2 histogram: {stage}",
-                         plot_hist(rep["stages_base"], rep["stages_new"], stage)))
-    if rep["attribution"]:
-        imgs.append(("per-stage stacked means", plot_stages(rep["attribution"])))
+    for a in rep.get("attributions") or []:
+        w = a.get("workload", "P1")
+        for stage in [attribution.TOTAL] + [r["stage"] for r in a["stages"]]:
+            st = a.get("prefix", "") + stage
+            if st in rep["stages_base"] or st in rep["stages_new"]:
+                imgs.append((f"log2 histogram: {w} {stage}",
+                             plot_hist(rep["stages_base"], rep["stages_new"], st)))
+        imgs.append((f"per-stage stacked means: {w}", plot_stages(a, w)))
     if rep["heat"]:
         imgs.append(("latency heatmap over time", plot_heat(rep["heat"])))
     for r in rep["rows"]:

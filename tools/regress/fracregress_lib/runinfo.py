@@ -92,18 +92,27 @@ def check_run(run, where):
     return run
 
 
+# fraclat's bucket edges are in its display unit (usecs unless -N or -m); a run's are in ns.
+UNIT_NS = {"nsecs": 1, "usecs": 1000, "msecs": 1000000}
+
+
 def stages_from_fraclat(doc):
-    """Per-stage histograms from one fraclat -j object (all groups summed), or {}."""
+    """Per-stage histograms from one fraclat -j object (all groups summed), or {}; bucket
+    edges in ns whatever unit fraclat printed them in (high inclusive: [low, high])."""
     out = {}
     for g in doc.get("groups", []):
         if g.get("status", "ok") != "ok":
             continue
         for stage, h in g.get("stages", {}).items():
+            f = UNIT_NS.get(h.get("unit") or doc.get("unit") or "nsecs")
+            if f is None:
+                raise ValueError(f"fraclat unit {h.get('unit') or doc.get('unit')!r}")
             s = out.setdefault(stage, {"count": 0, "sum_ns": 0.0, "buckets": {}})
             s["count"] += h.get("count", 0)
             s["sum_ns"] += h.get("sum_ns", 0) or 0
             for b in h.get("buckets", []):
-                k = (b["low"], b.get("high"))
+                hi = b.get("high")
+                k = (b["low"] * f, None if hi is None else (hi + 1) * f - 1)
                 s["buckets"][k] = s["buckets"].get(k, 0) + b["count"]
     return {st: {"count": s["count"], "sum_ns": s["sum_ns"],
                  "buckets": [{"low": lo, "high": hi, "count": c}
@@ -213,11 +222,17 @@ def bench_summary_metrics(doc):
     return metrics
 
 
-def _fraclat_last(raw):
-    """{k: per-stage histograms} from the last object of each fraclat-<k>.json (JSON lines)."""
+# The traced workloads' files (tools/regress/guest-regress.py), by the prefix their stages
+# carry in a run: P1's under their own names (total, exec, ...), P3's as p3:total, p3:exec.
+TRACED_FILES = {"": r"fraclat-(\d+)\.json", "p3:": r"fraclat-p3-(\d+)\.json"}
+
+
+def _fraclat_last(raw, prefix=""):
+    """{k: per-stage histograms} from the last object of each traced file of one workload
+    (fraclat -j JSON lines), stage names with the workload's prefix."""
     out = {}
     for fl in glob.glob(os.path.join(raw, "fraclat-*.json")):
-        m = re.fullmatch(r"fraclat-(\d+)\.json", os.path.basename(fl))
+        m = re.fullmatch(TRACED_FILES[prefix], os.path.basename(fl))
         if not m:
             continue
         try:
@@ -226,15 +241,21 @@ def _fraclat_last(raw):
         except (OSError, ValueError):
             continue
         if lines:
-            out[int(m.group(1))] = stages_from_fraclat(lines[-1])
+            out[int(m.group(1))] = {prefix + st: h
+                                    for st, h in stages_from_fraclat(lines[-1]).items()}
     return out
 
 
+def _traced_slices(raw):
+    """Every traced slice of every workload: [(prefix, k, stages)]."""
+    return [(p, k, st) for p in TRACED_FILES for k, st in sorted(_fraclat_last(raw, p).items())]
+
+
 def fraclat_stages(raw):
-    """Every traced slice's stages (fraclat-<k>.json, the last object of each) summed: the
-    run's pooled per-stage histograms."""
+    """Every traced slice's stages (the last object of each file) summed: the run's pooled
+    per-stage histograms, P3's prefixed (TRACED_FILES)."""
     pooled = {}
-    for _, stages in sorted(_fraclat_last(raw).items()):
+    for _, _, stages in _traced_slices(raw):
         for st, h in stages.items():
             p = pooled.setdefault(st, {"count": 0, "sum_ns": 0.0, "buckets": {}})
             p["count"] += h["count"]
@@ -257,7 +278,7 @@ def fraclat_slice_metrics(raw):
     test the timed metrics (a pooled histogram of thousands of jobs calls any drift of the
     host significant)."""
     vals = {}
-    for _, stages in sorted(_fraclat_last(raw).items()):
+    for _, _, stages in _traced_slices(raw):
         for st, h in stages.items():
             if h["count"] and h.get("sum_ns") is not None:
                 vals.setdefault(st, []).append(h["sum_ns"] / h["count"] / 1e3)
