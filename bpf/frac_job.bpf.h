@@ -3,15 +3,16 @@
  * Copyright (c) 2026 The frac authors
  *
  * Job stage tracking shared by fraclat and fracsnoop: the programs on the
- * five job tracepoints, each as tp_btf (module BTF) and as raw_tp (no BTF
+ * four job tracepoints, each as tp_btf (module BTF) and as raw_tp (no BTF
  * needed: every argument is a scalar in ctx->args[]); the tool enables one
  * set at run time. The including file defines frac_job_done(), called once
- * per job when its fence signals, with the stage durations.
+ * per job when its fence signals, with the stage durations. The interrupt
+ * time comes with frac_job_complete (irq_ns: when the handler found the
+ * job's record), so there is no program on frac_irq.
  */
 #ifndef __FRAC_JOB_BPF_H
 #define __FRAC_JOB_BPF_H
 
-#include "frac_hw.h"
 #include "frac_job.h"
 #include "maps.bpf.h"
 
@@ -77,17 +78,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct job_stats);
 } job_stats SEC(".maps");
-
-#define MAX_DEVS	64
-#define IRQ_QUEUES	(FRAC_MAX_QUEUES + 1)	/* the last: FRAC_NO_QUEUE */
-
-/* Time of the last interrupt per (dev, queue), indexed dev * IRQ_QUEUES + queue. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_DEVS * IRQ_QUEUES);
-	__type(key, __u32);
-	__type(value, __u64);
-} last_irq SEC(".maps");
 
 static __always_inline struct job_stats *stats_cpu(void)
 {
@@ -162,20 +152,6 @@ static __always_inline struct job_slot *job_claim(const struct job_key *key)
 			return s;
 	}
 	return NULL;
-}
-
-static __always_inline __u64 *irq_lookup(__u32 dev, __u32 queue)
-{
-	__u32 idx;
-
-	if (dev >= MAX_DEVS)
-		return NULL;
-	if (queue == FRAC_NO_QUEUE)
-		queue = IRQ_QUEUES - 1;
-	else if (queue >= FRAC_MAX_QUEUES)
-		return NULL;
-	idx = dev * IRQ_QUEUES + queue;
-	return bpf_map_lookup_elem(&last_irq, &idx);
 }
 
 static __always_inline __u32 status_class(__s32 err)
@@ -256,42 +232,29 @@ static __always_inline int on_run(__u32 dev, __u32 queue, __u32 ctx_id, __u32 jo
 	return 0;
 }
 
-static __always_inline int on_irq(__u32 dev, __u32 vector, __u32 queue)
-{
-	__u64 *t;
-
-	/* The error vector (MSI-X) completes nothing; the legacy vector (0) does. */
-	if (queue == FRAC_NO_QUEUE && vector != 0)
-		return 0;
-	t = irq_lookup(dev, queue);
-	if (t)
-		*t = bpf_ktime_get_ns();
-	return 0;
-}
-
+/*
+ * @irq_ns: when the interrupt handler found the job's completion record
+ * (frac_queue_process_cq(): ktime_get_ns, our clock, read after the record
+ * was seen, so never before the job's run); 0 when no interrupt ended the
+ * job (the timeout's lost-interrupt scan, a reset, removal): no-irq, and
+ * its interrupt time is now.
+ */
 static __always_inline int on_complete(__u32 dev, __u32 queue, __u32 ctx_id, __u32 job,
-				       __s32 status, __u64 dev_start, __u64 dev_end)
+				       __s32 status, __u64 dev_start, __u64 dev_end,
+				       __u64 irq_ns)
 {
 	struct job_key key = { .dev = dev, .queue = queue, .ctx = ctx_id, .job = job };
 	struct job_slot *s = job_lookup(&key);
 	struct job_info *j;
-	__u64 irq = 0, *t;
 
 	if (!s)
 		return 0;
 	j = &s->info;
-	t = irq_lookup(dev, queue);
-	if (t)
-		irq = *t;
-	t = irq_lookup(dev, FRAC_NO_QUEUE);
-	if (t && *t > irq)
-		irq = *t;
-	/* An interrupt older than the job's run cannot have completed it. */
-	if (!irq || irq < j->ts[TS_RUN]) {
-		irq = bpf_ktime_get_ns();
+	if (!irq_ns) {
+		irq_ns = bpf_ktime_get_ns();
 		j->flags |= JOB_F_NOIRQ;
 	}
-	j->ts[TS_IRQ] = irq;
+	j->ts[TS_IRQ] = irq_ns;
 	j->ts[TS_DEV_START] = dev_start;
 	j->ts[TS_DEV_END] = dev_end;
 	j->status = status;
@@ -360,8 +323,7 @@ static __always_inline int on_signal(__u32 dev, __u32 queue, __u32 ctx_id, __u32
 		ds = de = irq = run;
 	} else {
 		irq = j->ts[TS_IRQ];
-		if (irq < run || irq > sig)
-			irq = irq < run ? run : sig;
+		clamped += clamp_ts(&irq, run, sig);
 		ds = j->ts[TS_DEV_START];
 		de = j->ts[TS_DEV_END];
 		if (!ds && !de) {
@@ -414,17 +376,11 @@ int BPF_PROG(job_run_btf, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u64
 	return on_run(dev, queue, ctx_id, job, seqno);
 }
 
-SEC("tp_btf/frac_irq")
-int BPF_PROG(irq_btf, __u32 dev, __u32 vector, __u32 queue)
-{
-	return on_irq(dev, vector, queue);
-}
-
 SEC("tp_btf/frac_job_complete")
 int BPF_PROG(job_complete_btf, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u64 seqno,
-	     __s32 status, __u64 dev_start, __u64 dev_end)
+	     __s32 status, __u64 dev_start, __u64 dev_end, __u64 result, __u64 irq_ns)
 {
-	return on_complete(dev, queue, ctx_id, job, status, dev_start, dev_end);
+	return on_complete(dev, queue, ctx_id, job, status, dev_start, dev_end, irq_ns);
 }
 
 SEC("tp_btf/frac_fence_signal")
@@ -448,17 +404,11 @@ int BPF_PROG(job_run_raw, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u64
 	return on_run(dev, queue, ctx_id, job, seqno);
 }
 
-SEC("raw_tp/frac_irq")
-int BPF_PROG(irq_raw, __u32 dev, __u32 vector, __u32 queue)
-{
-	return on_irq(dev, vector, queue);
-}
-
 SEC("raw_tp/frac_job_complete")
 int BPF_PROG(job_complete_raw, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u64 seqno,
-	     __s32 status, __u64 dev_start, __u64 dev_end)
+	     __s32 status, __u64 dev_start, __u64 dev_end, __u64 result, __u64 irq_ns)
 {
-	return on_complete(dev, queue, ctx_id, job, status, dev_start, dev_end);
+	return on_complete(dev, queue, ctx_id, job, status, dev_start, dev_end, irq_ns);
 }
 
 SEC("raw_tp/frac_fence_signal")

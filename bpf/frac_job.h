@@ -9,13 +9,15 @@
  *   run         frac_job_run: the scheduler handed it to the driver
  *   dev start   frac_job_complete's dev_start_ns (device clock, converted)
  *   dev end     frac_job_complete's dev_end_ns
- *   irq         the last frac_irq of the job's queue before its completion
- *               was processed (the completion is processed in the handler)
+ *   irq         frac_job_complete's irq_ns: when the interrupt handler found
+ *               the job's completion record (0: no interrupt ended it, a
+ *               timeout's scan or a reset did; the job counts as no-irq)
  *   signal      frac_fence_signal
  *
  * The device times come from another clock and may be slightly off: they are
  * clamped into [run, irq] so that no stage is negative and the five stages
- * always add up to the total; every adjustment counts as one "clamped".
+ * always add up to the total; every adjustment counts as one "clamped" (irq
+ * itself is host time taken after the record was seen: never before run).
  */
 #ifndef __FRAC_JOB_H
 #define __FRAC_JOB_H
@@ -44,13 +46,11 @@ enum frac_ts {
 
 /* Job flags */
 #define JOB_F_COMPLETED	1	/* frac_job_complete seen */
-#define JOB_F_NOIRQ	2	/* completed without an interrupt of its queue (timeout, reset) */
+#define JOB_F_NOIRQ	2	/* no interrupt ended it: irq_ns 0 (timeout scan, reset) */
 #define JOB_F_NODEV	4	/* no device times (failed by a reset): device stages are 0 */
-#define JOB_F_CLAMPED	8	/* a device time was clamped into [run, irq] */
+#define JOB_F_CLAMPED	8	/* a device time clamped into [run, irq] (or irq into [run, signal]) */
 #define JOB_F_NORUN	16	/* frac_job_run missed: submit -> run and run -> start unmeasured */
 #define JOB_F_NOCOMPLETE 32	/* frac_job_complete missed: the device and irq stages unmeasured */
-
-#define FRAC_NO_QUEUE	0xffffffffU	/* frac_irq's queue for the error and legacy vectors */
 
 /*
  * How a job's end is sorted (fraclat's status breakdown): by the error its
@@ -87,8 +87,8 @@ struct job_stats {
 	__u64 norun;		/* frac_job_run missed (counted, not made run = submit) */
 	__u64 nocomplete;	/* frac_job_complete missed */
 	/* measured, adjusted */
-	__u64 clamped;		/* device times clamped into [run, irq] */
-	__u64 noirq;		/* completed without an interrupt of its queue (timeout, reset) */
+	__u64 clamped;		/* device times clamped into [run, irq], irq into [run, signal] */
+	__u64 noirq;		/* no interrupt ended it: irq_ns 0 (timeout scan, reset) */
 	__u64 nodev;		/* no device times (failed by a reset): device stages are 0 */
 	/* measured jobs by how they ended */
 	__u64 status[NR_STATUS];

@@ -33,12 +33,18 @@ u64 frac_device_clock(struct frac_device *fdev)
 	return frac_rd64(fdev, FRAC_REG_CLOCK_LO);
 }
 
-/* Bracket a device clock read with two host reads; take the midpoint. */
+/*
+ * Bracket the device clock's sample with two host reads; take the midpoint.
+ * The read of CLOCK_LO takes the sample (it latches CLOCK_HI), so the bracket
+ * holds that read alone: bracketing CLOCK_HI's read too put the midpoint half
+ * a register read after the sample.
+ */
 s64 frac_clock_offset_sample(struct frac_device *fdev)
 {
 	u64 t0 = ktime_get_ns();
-	u64 dev_ns = frac_device_clock(fdev);
+	u32 lo = frac_rd(fdev, FRAC_REG_CLOCK_LO);
 	u64 t1 = ktime_get_ns();
+	u64 dev_ns = (u64)frac_rd(fdev, FRAC_REG_CLOCK_HI) << 32 | lo;
 
 	return (s64)(t0 + (t1 - t0) / 2 - dev_ns);
 }

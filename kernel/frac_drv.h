@@ -264,7 +264,7 @@ void frac_device_init_regs(struct frac_device *fdev);
 int frac_job_sched_init(struct frac_queue *q);
 u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq);
 void frac_job_complete(struct frac_job *job, int status, u64 result,
-		       u64 t_start, u64 t_end);
+		       u64 t_start, u64 t_end, u64 irq_ns);
 
 /* frac_reset.c */
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,

@@ -42,7 +42,8 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 		if (!job)
 			continue;
 		q->slot_job[slot] = NULL;
-		frac_job_complete(job, job == guilty ? guilty_err : err, 0, 0, 0);
+		/* No interrupt ended it: irq_ns 0. */
+		frac_job_complete(job, job == guilty ? guilty_err : err, 0, 0, 0, 0);
 	}
 	q->part_status = 0;
 	q->part_started = false;

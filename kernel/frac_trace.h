@@ -161,11 +161,18 @@ TRACE_EVENT(frac_irq,
 		  (int)__entry->queue)
 );
 
-/* The completion record of the job's last command was processed. */
+/*
+ * The completion record of the job's last command was processed. irq_ns: when
+ * the interrupt handler found that record (CLOCK_MONOTONIC, at its entry or,
+ * for a record that arrived while it ran, at a later look at the ring); 0 when
+ * no interrupt ended the job (the timeout's lost-interrupt scan, a reset, an
+ * FLR, removal).
+ */
 TRACE_EVENT(frac_job_complete,
 	TP_PROTO(u32 dev, u32 queue, u32 ctx, u32 job, u64 seqno, s32 status,
-		 u64 dev_start_ns, u64 dev_end_ns, u64 result),
-	TP_ARGS(dev, queue, ctx, job, seqno, status, dev_start_ns, dev_end_ns, result),
+		 u64 dev_start_ns, u64 dev_end_ns, u64 result, u64 irq_ns),
+	TP_ARGS(dev, queue, ctx, job, seqno, status, dev_start_ns, dev_end_ns, result,
+		irq_ns),
 	TP_STRUCT__entry(
 		__field(u32, dev)
 		__field(u32, queue)
@@ -176,6 +183,7 @@ TRACE_EVENT(frac_job_complete,
 		__field(u64, dev_start_ns)
 		__field(u64, dev_end_ns)
 		__field(u64, result)
+		__field(u64, irq_ns)
 	),
 	TP_fast_assign(
 		__entry->dev = dev;
@@ -187,12 +195,13 @@ TRACE_EVENT(frac_job_complete,
 		__entry->dev_start_ns = dev_start_ns;
 		__entry->dev_end_ns = dev_end_ns;
 		__entry->result = result;
+		__entry->irq_ns = irq_ns;
 	),
-	TP_printk("dev=%u queue=%u ctx=%u job=%u seqno=%llu status=%d start=%llu end=%llu exec_ns=%llu result=%#llx",
+	TP_printk("dev=%u queue=%u ctx=%u job=%u seqno=%llu status=%d start=%llu end=%llu exec_ns=%llu result=%#llx irq=%llu",
 		  __entry->dev, __entry->queue, __entry->ctx, __entry->job,
 		  __entry->seqno, __entry->status, __entry->dev_start_ns,
 		  __entry->dev_end_ns, __entry->dev_end_ns - __entry->dev_start_ns,
-		  __entry->result)
+		  __entry->result, __entry->irq_ns)
 );
 
 TRACE_EVENT(frac_fence_signal,
