@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/pkg/run.sh [OUTDIR]: the Debian packages end to end, as TAP (make test-pkg).
-#  1. HEAD (git archive: committed files only) unpacked into a temp dir, the four .debs built
+#  1. HEAD (git archive: committed files only) unpacked into a temp dir, the source package
+#     and the four .debs built
 #     there with dpkg-buildpackage (parallel, no QEMU), then lintian on them;
 #  2. make install / make uninstall of that tree into a DESTDIR: uninstall leaves nothing;
 #  3. the .debs installed into / with apt: DKMS builds frac.ko against the installed headers
@@ -63,7 +64,7 @@ mkdir -p "$W/src"
 git -C "$R" archive --format=tar HEAD | tar -x -C "$W/src"
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$W/src/debian/changelog")
 s=$(date +%s)
-(cd "$W/src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -uc -us) \
+(cd "$W/src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -F -uc -us) \
 	> "$OUT/build.log" 2>&1
 rc=$?
 debs=()
@@ -71,7 +72,7 @@ for p in "${PKGS[@]}"; do
 	f=$(ls "$W"/${p}_"$version"_*.deb 2>/dev/null) && debs+=("$f")
 done
 [ $rc = 0 ] && [ ${#debs[@]} = ${#PKGS[@]} ]
-tap $? "dpkg-buildpackage -b of $head$note in a clean tree: ${PKGS[*]} $version ($(( $(date +%s) - s )) s)" "$OUT/build.log"
+tap $? "dpkg-buildpackage (source and binaries) of $head$note in a clean tree: ${PKGS[*]} $version ($(( $(date +%s) - s )) s)" "$OUT/build.log"
 cp "$W"/*.deb "$W"/*.changes "$W"/*.buildinfo "$OUT/" 2>/dev/null
 
 lintian --pedantic --display-info "$W"/frac_"$version"_*.changes > "$OUT/lintian.txt" 2>&1
@@ -120,9 +121,12 @@ cat > "$W/t.c" <<'C'
 #include <libfrac.h>
 int main(void) { printf("%s\n", frac_op_name(DRM_FRAC_OP_CRC32C)); return 0; }
 C
+ex=$(ls /usr/share/doc/libfrac-dev/examples/frac-example.c* 2>/dev/null | head -n 1)
 { cc -o "$W/t" "$W/t.c" $(pkg-config --cflags --libs libfrac) && "$W/t" | grep -qi crc32c &&
-  readelf -d "$W/t" | grep -q 'NEEDED.*libfrac.so.0'; } > "$OUT/libfrac-dev.log" 2>&1
-tap $? "a program built with pkg-config libfrac links libfrac.so.0 and runs" "$OUT/libfrac-dev.log"
+  readelf -d "$W/t" | grep -q 'NEEDED.*libfrac.so.0' && echo "example: $ex" && [ -n "$ex" ] &&
+  { case $ex in *.gz) zcat "$ex" ;; *) cat "$ex" ;; esac; } > "$W/ex.c" &&
+  cc -o "$W/ex" "$W/ex.c" $(pkg-config --cflags --libs libfrac) -lm; } > "$OUT/libfrac-dev.log" 2>&1
+tap $? "programs built with pkg-config libfrac (one, and the installed frac-example.c) link libfrac.so.0" "$OUT/libfrac-dev.log"
 
 # ---- 4. the guest -----------------------------------------------------------------------
 {
