@@ -6,7 +6,7 @@
 #   make deps       install the Debian packages (root)
 #   make install    tools, libfrac, man pages, the udev rule, the DKMS source (PREFIX, DESTDIR)
 #   make uninstall  remove what make install installed (same PREFIX, DESTDIR)
-#   make test-pkg   build the .debs in a clean clone, install, run them in the guest, purge
+#   make test-pkg   build the .debs from a git archive of HEAD, install, run in the guest, purge
 # Variables: V=1 verbose, VM_ARGS="..." extra scripts/vm options, FRAC_CACHE=dir cache root.
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
@@ -166,8 +166,8 @@ test-regress-guest: qemu kernel tools/fracbench bpf
 	@rc=0; tools/regress/tests/guest-ab.sh $(RESULTS)/regress-guest 2>&1 | \
 		tee $(RESULTS)/regress-guest.tap || rc=$${PIPESTATUS[0]}; [ -n "$(KEEP_GOING)" ] || exit $$rc
 
-# The Debian packages end to end (tests/pkg/run.sh): built with dpkg-buildpackage in a clean
-# clone of HEAD, lintian, make install/uninstall into a DESTDIR, the man pages against --help,
+# The Debian packages end to end (tests/pkg/run.sh): built with dpkg-buildpackage in a git
+# archive of HEAD, lintian, make install/uninstall into a DESTDIR, the man pages against --help,
 # then installed with apt (DKMS builds frac.ko), frac.ko loaded with modprobe and a workload
 # run with the installed tools in one guest, and purged, checking that nothing is left. It
 # installs into / (root) and purges on any exit. Committed changes only: it builds HEAD.
@@ -272,4 +272,4 @@ summary:
 
 clean:
 	@for d in $(SUBDIRS); do $(MAKE) -C $$d clean >/dev/null || true; done
-	@rm -rf results
+	@rm -rf results man/out
