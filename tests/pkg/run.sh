@@ -12,7 +12,9 @@
 #  5. apt purge, then nothing left: no file of dpkg -L, no /usr/src/frac-*, no frac.ko under
 #     /lib/modules/*/updates/dkms, nothing in dkms status.
 # Root only (it installs into /). Whatever happens, the exit trap purges the frac packages and
-# removes frac from dkms. Logs: OUTDIR (default results/test/pkg). QEMU: the binary to boot.
+# removes frac from dkms. apt runs in a session of its own (setsid -w): a signal to the test's
+# process group (timeout, Ctrl-C) waits for the dpkg transaction instead of breaking it, then
+# the trap purges. Logs: OUTDIR (default results/test/pkg). QEMU: the binary to boot.
 set -uo pipefail
 R=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${1:-$R/results/test/pkg}
@@ -31,14 +33,19 @@ tap() {   # tap RC DESCRIPTION [LOG]: one result; on failure the log's tail as d
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 installed() { dpkg-query -W -f='${db:Status-Abbrev}\n' "$1" 2>/dev/null | grep -q '^.[ic]'; }
 purge_all() {
-	local p left=()
+	local p v left=() i
 	for p in "${PKGS[@]}"; do installed "$p" && left+=("$p"); done
-	[ ${#left[@]} = 0 ] || apt-get purge -y -q "${left[@]}" >> "$OUT/purge.log" 2>&1 ||
-		dpkg --purge "${left[@]}" >> "$OUT/purge.log" 2>&1
-	# a dkms tree left by a failed postinst or prerm
-	if dkms status frac 2>/dev/null | grep -q .; then
-		dkms remove frac --all >> "$OUT/purge.log" 2>&1 || true
-	fi
+	# dpkg itself, not apt: it also purges half-installed packages after an interrupted run
+	# ("dpkg was interrupted" stops apt-get). Retried while another dpkg holds the lock.
+	for i in $(seq 30); do
+		[ ${#left[@]} = 0 ] && break
+		dpkg --purge "${left[@]}" >> "$OUT/purge.log" 2>&1 && break
+		sleep 2
+	done
+	# a dkms tree left by a failed postinst or prerm (dkms 3 wants module/version)
+	for v in $(dkms status frac 2>/dev/null | sed -n 's|^frac/\([^,]*\),.*|\1|p' | sort -u); do
+		dkms remove "frac/$v" --all >> "$OUT/purge.log" 2>&1 || true
+	done
 }
 cleanup() {
 	local rc=$?
@@ -101,7 +108,7 @@ if [ ${#debs[@]} != ${#PKGS[@]} ]; then
 	echo "# no packages: the rest is skipped"; echo "1..$n"; exit 1
 fi
 s=$(date +%s)
-apt-get install -y -q "${debs[@]}" > "$OUT/apt-install.log" 2>&1
+setsid -w apt-get install -y -q "${debs[@]}" > "$OUT/apt-install.log" 2>&1
 tap $? "apt-get install ./*.deb (dkms builds frac.ko: $(( $(date +%s) - s )) s)" "$OUT/apt-install.log"
 for p in "${PKGS[@]}"; do dpkg -L "$p" > "$OUT/$p.list" 2>/dev/null; done
 
@@ -159,7 +166,7 @@ tap $? "programs built with pkg-config libfrac (one, and the installed frac-exam
 }
 
 # ---- 5. purge, nothing left ---------------------------------------------------------------
-apt-get purge -y -q "${PKGS[@]}" > "$OUT/apt-purge.log" 2>&1
+setsid -w apt-get purge -y -q "${PKGS[@]}" > "$OUT/apt-purge.log" 2>&1
 tap $? "apt-get purge ${PKGS[*]}" "$OUT/apt-purge.log"
 ( r=0
   for p in "${PKGS[@]}"; do installed "$p" && { echo "still known to dpkg: $p"; r=1; }; done
