@@ -18,7 +18,8 @@ PKGS=(build-essential gcc-12 ninja-build pkg-config libglib2.0-dev zlib1g-dev py
       flex bison bc libssl-dev pahole    # these five: scripts/build-debug-kernel.sh
       libncurses-dev tmux prometheus     # tools/fractop: build; its guest test; the exporter's
       python3-numpy python3-scipy python3-matplotlib python3-psycopg2 sqlite3 # tools/regress;
-      postgresql chromium)               # its store on PostgreSQL, its HTML report rendered
+      postgresql chromium                # its store on PostgreSQL, its HTML report rendered
+      debhelper dh-dkms dkms lintian help2man)  # the .debs (debian/, make test-pkg), man pages
 
 need_root() {
 	if [ "$(id -u)" -ne 0 ]; then
