@@ -36,12 +36,16 @@
 # annotation and the top stacks.
 #
 # perf annotate needs frac.ko's code: the script checks that KO's build-id is
-# the loaded module's and adds KO to a build-id cache in DIR (PERF_BUILDID_DIR),
-# so nothing outside DIR is written, except where DIR's filesystem refuses the
-# shared mmap perf needs (9p without cache, as the rig's results share
-# $FRAC_OUT): then the script says so, works in a scratch directory under
-# ${TMPDIR:-/tmp} and copies it to DIR when it exits. If perf names none of
-# frac.ko's sampled functions, it fails rather than annotate addresses.
+# the loaded module's and adds KO to perf's build-id cache. It sets
+# PERF_BUILDID_DIR to DIR/.debug, but perf 6.12 ignores it (a review found the
+# cache in ~/.debug, DIR/.debug empty): the cache is the user's ~/.debug (TODO:
+# perf --buildid-dir). Where DIR's filesystem refuses the shared mmap perf
+# needs (EINVAL: 9p without cache, as the rig's results share $FRAC_OUT), the
+# script says so, works in a scratch directory under ${TMPDIR:-/tmp} and
+# copies its entries to DIR when it exits (a signal included; if the copy
+# fails, the scratch stays and the exit status is non-zero); a DIR it cannot
+# write into is refused at once. If perf names none of frac.ko's sampled
+# functions, it fails rather than annotate addresses.
 # Hard-IRQ code (frac_queue_irq,
 # frac_queue_process_cq, frac_job_complete) only gets samples from an NMI
 # driven PMU event: the cpu-clock fallback is an hrtimer interrupt, which waits
@@ -90,29 +94,59 @@ OUT=$(cd "$OUT" && pwd)
 # address, every annotation empty, and exit 0. So probe the directory; where
 # it refuses, work in a scratch directory and copy the results to DIR at the
 # end.
-mmap_ok() { # mmap_ok DIR: a shared mmap of a file open read-write works in DIR
-	python3 - "$1" <<-'PY' 2>/dev/null
-	import mmap, os, sys
-	path = os.path.join(sys.argv[1], ".frac-hotpaths-mmap-probe")
+mmap_probe() { # mmap_probe DIR: 0 the mapping works, 3 it is refused, else an error (said)
+	python3 - "$1" <<-'PY'
+	import errno, mmap, os, sys
+	path = os.path.join(sys.argv[1], f".frac-hotpaths-mmap-probe.{os.getpid()}")
 	try:
 	    with open(path, "w+b") as f:
 	        f.write(b"\0" * mmap.PAGESIZE)
 	        f.flush()
-	        mmap.mmap(f.fileno(), mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ).close()
+	        try:
+	            mmap.mmap(f.fileno(), mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ).close()
+	        except OSError as e:
+	            if e.errno in (errno.EINVAL, errno.ENODEV):
+	                sys.exit(3)
+	            raise
+	except OSError as e:
+	    sys.exit(f"frac-hotpaths: {sys.argv[1]}: {e.strerror}")
 	finally:
-	    os.unlink(path)
+	    try:
+	        os.unlink(path)
+	    except OSError:
+	        pass
 	PY
 }
 DEST=$OUT
-if ! mmap_ok "$OUT"; then
+rc=0
+mmap_probe "$OUT" || rc=$?
+[ $rc = 0 ] || [ $rc = 3 ] || die "cannot write into $DEST"
+if [ $rc = 3 ]; then
 	OUT=$(mktemp -d "${TMPDIR:-/tmp}/frac-hotpaths.XXXXXX") || die "cannot create a scratch directory"
-	# On every exit, failures included: DIR gets the logs as it would have.
-	trap 'cp -a "$OUT/." "$DEST/" || echo "frac-hotpaths: copying $OUT to $DEST failed" >&2
-	      rm -rf "$OUT"' EXIT
-	mmap_ok "$OUT" || die "neither $DEST nor $OUT allows the shared mmap perf needs" \
+	# On every exit, failures and signals included, DIR gets what was recorded (the
+	# entries, not the scratch directory's own mode); the scratch goes only once copied.
+	finish() {
+		local rc=$? f
+		shopt -s dotglob nullglob
+		f=("$OUT"/*)
+		if [ ${#f[@]} = 0 ] || cp -a -t "$DEST" -- "${f[@]}"; then
+			rm -rf "$OUT"
+		else
+			echo "frac-hotpaths: copying to $DEST failed: the results stay in $OUT" >&2
+			[ $rc != 0 ] || rc=1
+		fi
+		exit $rc
+	}
+	trap finish EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
+	rc=0
+	mmap_probe "$OUT" || rc=$?
+	[ $rc = 0 ] || die "neither $DEST nor $OUT allows the shared mmap perf needs" \
 		"(set TMPDIR to a local filesystem)"
-	echo "frac-hotpaths: $DEST refuses the shared mmap perf needs (9p without cache?):" \
-		"recording in $OUT, copied to $DEST at the end" >&2
+	echo "frac-hotpaths: $DEST refuses the shared mmap perf needs (EINVAL: 9p without a" \
+		"cache, as \$FRAC_OUT): recording in $OUT, copied to $DEST at the end" >&2
 fi
 mkdir -p "$OUT/.debug"
 export PERF_BUILDID_DIR=$OUT/.debug
