@@ -17,9 +17,12 @@ do. A stage that is nearly all of the total cannot move its fraction (P3's copie
 97% of a job; a DMA 20% slower moved exec's mean from 67.1 to 80.5 ms in every traced slice
 and its fraction not at all, p 0.36), so a stage that is at least half of the total
 (DOMINANT) also counts as moved when its means themselves moved (the same test on the
-per-slice means, `p_mean`), the way the total did. Only such a stage: for the others the
-common drift is what the fraction is there to cancel (on the means, a slice-to-slice drift of
-10% named a second stage beside an injected one). Without slices: a chi-square test of homogeneity of the two runs' pooled bucket counts,
+per-slice means, `p_mean`), the way the total did, while the rest of the job (total - stage)
+did not move (`p_rest` > alpha): a slowdown common to every stage moves the rest too (a
+review's case: head 5% slower in every stage named exec, 60% of the total, by its means
+alone). Only such a stage: for the others the common drift is what the fraction is there to
+cancel (on the means, a slice-to-slice drift of 10% named a second stage beside an injected
+one). Without slices: a chi-square test of homogeneity of the two runs' pooled bucket counts,
 the weaker test: over thousands of jobs it calls any drift of the host between two traced
 slices significant (measured: two runs of the same build, one traced slice each, gave
 p < 1e-30 on every stage but exec, zero for NOPs). A result says which test it used.
@@ -111,6 +114,10 @@ def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=N
             fb = np.median(np.asarray(sb[s], float) / np.asarray(sb[TOTAL], float))
             r["fraction_base"], r["fraction_new"] = float(fa), float(fb)
             r["p_mean"] = p_of(s, fraction=False)
+            # the rest of the job (total - stage), slice by slice: a common drift moves it too
+            r["p_rest"] = verdict.pvalue(
+                np.asarray(sa[TOTAL], float) - np.asarray(sa[s], float),
+                np.asarray(sb[TOTAL], float) - np.asarray(sb[s], float))
         rows.append(r)
     if TOTAL in base and TOTAL in new:
         ta, tb = _mean(base[TOTAL])[0], _mean(new[TOTAL])[0]
@@ -135,7 +142,8 @@ def attribute(base, new, alpha=0.01, explain=0.8, slices_base=None, slices_new=N
             if per_stage[r["stage"]]:
                 by_fraction = r["p"] <= alpha and \
                     (r["fraction_new"] - r["fraction_base"]) * total_shift > 0
-                by_mean = r["fraction_base"] >= DOMINANT and r["p_mean"] <= alpha
+                by_mean = r["fraction_base"] >= DOMINANT and r["p_mean"] <= alpha and \
+                    r["p_rest"] > alpha
                 if not (by_fraction or by_mean):
                     continue
             elif r["p"] > alpha:
