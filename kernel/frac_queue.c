@@ -364,7 +364,8 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 		 * of 87 of 4000 flooded nops, issue 11).
 		 */
 		if (stamp && !found) {
-			found = frac_cq_pending(q);
+			/* at least this one: a device un-flipping a phase bit */
+			found = max(frac_cq_pending(q), 1u);
 			irq_ns = ktime_get_ns();
 		}
 
