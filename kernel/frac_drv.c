@@ -29,24 +29,47 @@ MODULE_PARM_DESC(dbg_mask, "Debug categories: 1 REG, 2 IRQ, 4 JOB, 8 BO, 16 RESE
 
 u64 frac_device_clock(struct frac_device *fdev)
 {
-	/* Reading CLOCK_LO latches CLOCK_HI. */
+	/* Reading CLOCK_LO latches CLOCK_HI: a pair under latch_lock. */
 	return frac_rd64(fdev, FRAC_REG_CLOCK_LO);
 }
+
+/* Round trips per offset sample; the shortest bracket wins. */
+#define FRAC_CLOCK_SAMPLES	3
 
 /*
  * Bracket the device clock's sample with two host reads; take the midpoint.
  * The read of CLOCK_LO takes the sample (it latches CLOCK_HI), so the bracket
  * holds that read alone: bracketing CLOCK_HI's read too put the midpoint half
- * a register read after the sample.
+ * a register read after the sample. The reads run with interrupts off and
+ * under latch_lock: the clock work runs preemptible, and another reader's
+ * CLOCK_LO between ours and our CLOCK_HI would re-latch HI, 2^32 ns off if
+ * LO wrapped in between (issue 11). Of FRAC_CLOCK_SAMPLES round trips the
+ * shortest gives the offset: a vCPU descheduled by the host mid-read
+ * stretches one bracket, not all of them.
  */
 s64 frac_clock_offset_sample(struct frac_device *fdev)
 {
-	u64 t0 = ktime_get_ns();
-	u32 lo = frac_rd(fdev, FRAC_REG_CLOCK_LO);
-	u64 t1 = ktime_get_ns();
-	u64 dev_ns = (u64)frac_rd(fdev, FRAC_REG_CLOCK_HI) << 32 | lo;
+	u64 best_rtt = U64_MAX;
+	unsigned long flags;
+	s64 offset = 0;
+	int i;
 
-	return (s64)(t0 + (t1 - t0) / 2 - dev_ns);
+	for (i = 0; i < FRAC_CLOCK_SAMPLES; i++) {
+		u64 t0, t1, dev_ns;
+		u32 lo;
+
+		spin_lock_irqsave(&fdev->latch_lock, flags);
+		t0 = ktime_get_ns();
+		lo = frac_rd(fdev, FRAC_REG_CLOCK_LO);
+		t1 = ktime_get_ns();
+		dev_ns = (u64)frac_rd(fdev, FRAC_REG_CLOCK_HI) << 32 | lo;
+		spin_unlock_irqrestore(&fdev->latch_lock, flags);
+		if (t1 - t0 < best_rtt) {
+			best_rtt = t1 - t0;
+			offset = (s64)(t0 + (t1 - t0) / 2 - dev_ns);
+		}
+	}
+	return offset;
 }
 
 void frac_clock_work(struct work_struct *work)

@@ -163,6 +163,12 @@ struct frac_device {
 	struct xarray contexts;		/* ids of open files (reserved entries); own lock */
 	u32 context_next;
 
+	/*
+	 * Protects the device's HI latches: a 64-bit register's LO read latches
+	 * its HI half for the HI read that follows (frac_rd64()), and a reader
+	 * between another's two reads would hand it its own HI.
+	 */
+	spinlock_t latch_lock;
 	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */
 	s64 clock_offset;
 	unsigned long clock_sampled;	/* jiffies of the last sample */
@@ -239,11 +245,17 @@ static inline void frac_wr(struct frac_device *fdev, u32 reg, u32 val)
 	writel(val, fdev->regs + reg);
 }
 
+/* A latched 64-bit register: LO, then HI, as one pair under latch_lock. */
 static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
 {
-	u32 l = frac_rd(fdev, lo);
+	unsigned long flags;
+	u32 l, h;
 
-	return (u64)frac_rd(fdev, lo + 4) << 32 | l;
+	spin_lock_irqsave(&fdev->latch_lock, flags);
+	l = frac_rd(fdev, lo);
+	h = frac_rd(fdev, lo + 4);
+	spin_unlock_irqrestore(&fdev->latch_lock, flags);
+	return (u64)h << 32 | l;
 }
 
 /* frac_drv.c */

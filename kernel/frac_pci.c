@@ -85,6 +85,7 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (IS_ERR(fdev))
 		return PTR_ERR(fdev);
 	fdev->pdev = pdev;
+	spin_lock_init(&fdev->latch_lock);
 	pci_set_drvdata(pdev, fdev);
 
 	ret = pcim_enable_device(pdev);
