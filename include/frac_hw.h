@@ -301,12 +301,41 @@ enum frac_fault {
 /* FI_CTRL: kind in bits 0-7, queue in 8-15, argument in 16-31 */
 #define FRAC_FI_CMD(kind, q, arg)	((kind) | ((q) << 8) | ((frac_u32)(arg) << 16))
 
+/* ---- Host-side trace layout (driver <-> BPF tools; not the device's) ---- */
+/*
+ * struct frac_job_stamps - one job's host times and identity, as the driver's
+ * frac_job_done tracepoint hands them to BPF programs (by pointer: a raw
+ * tracepoint has at most 12 arguments). The driver fills it only while that
+ * event is enabled (its static key), so one program per job (bpf/fraclat,
+ * fracsnoop) sees every stage of it; a raw_tp program reads it with one
+ * bpf_probe_read_kernel() by this layout, a tp_btf program through BTF.
+ * Times are CLOCK_MONOTONIC ns; the device's are converted with the clock
+ * offset (FRAC_REG_CLOCK_LO). Kept here, beside the device formats, because
+ * this is the one header both kernel/ and bpf/ build with.
+ */
+struct frac_job_stamps {
+	frac_u64 submit_ns;	/* SUBMIT queued it; 0: not stamped (event off then) */
+	frac_u64 run_ns;	/* the scheduler ran it (run_job); 0: not stamped */
+	frac_u64 dev_start_ns;	/* the device began its first command; 0: no record */
+	frac_u64 dev_end_ns;	/* the device ended its last command; 0: no record */
+	frac_u64 irq_ns;	/* the IRQ handler found its record; 0: no interrupt
+				 * ended it (timeout scan, reset, FLR, removal) */
+	frac_u64 bytes;		/* operand bytes of all its commands */
+	frac_u32 pid;		/* submitter's thread group id */
+	frac_u32 op;		/* DRM_FRAC_OP_* of its first command */
+	frac_u32 ncmds;
+	frac_u32 prio;		/* DRM_FRAC_PRIO_* */
+	char comm[16];		/* submitter's comm (TASK_COMM_LEN) */
+};
+
 FRAC_STATIC_ASSERT(sizeof(struct frac_desc) == 64, "descriptor is 64 bytes");
 FRAC_STATIC_ASSERT(sizeof(struct frac_sge) == 16, "SG entry is 16 bytes");
 FRAC_STATIC_ASSERT(sizeof(struct frac_cqe) == 64, "completion record is 64 bytes");
 FRAC_STATIC_ASSERT(offsetof(struct frac_desc, arg) == 48, "desc layout");
 FRAC_STATIC_ASSERT(offsetof(struct frac_cqe, status) == 32, "cqe layout");
 FRAC_STATIC_ASSERT(offsetof(struct frac_cqe, err_addr) == 40, "cqe layout");
+FRAC_STATIC_ASSERT(sizeof(struct frac_job_stamps) == 80, "job stamps are 80 bytes");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, pid) == 48, "job stamps layout");
 FRAC_STATIC_ASSERT(FRAC_QREG(FRAC_MAX_QUEUES, 0) <= FRAC_REGS_SIZE, "queue regs fit");
 
 #endif /* FRAC_HW_H */

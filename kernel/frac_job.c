@@ -434,6 +434,21 @@ static noinline int frac_job_prepare(struct drm_file *file, struct frac_job *job
 }
 ALLOW_ERROR_INJECTION(frac_job_prepare, ERRNO);
 
+/* frac_job_done's submit side: who, what, and when, before the push. */
+static void frac_job_stamp_submit(struct frac_job *job)
+{
+	struct frac_job_stamps *ts = &job->stamps;
+
+	ts->pid = task_tgid_nr(current);
+	get_task_comm(ts->comm, current);
+	ts->op = job->cmds[0].args.op;
+	ts->ncmds = job->ncmds;
+	ts->prio = job->prio;
+	ts->bytes = job->bytes;
+	/* Last: the submit stage starts here, as frac_job_submit's own time. */
+	ts->submit_ns = ktime_get_ns();
+}
+
 /*
  * Arm the job and hand it to its entity. From here on the job cannot fail:
  * it runs, or ends with an errno through its fence.
@@ -463,6 +478,8 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
+	if (trace_frac_job_done_enabled())
+		frac_job_stamp_submit(job);
 	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
 	/* The scheduler takes over the creation reference. */
 	drm_sched_entity_push_job(&job->base);

@@ -58,6 +58,12 @@ struct frac_job {
 
 	u64 bytes;			/* operand bytes of all commands */
 	u32 prio;
+	/*
+	 * For frac_job_done, filled only while it is enabled: submit by the
+	 * ioctl before the push, run by run_job, the rest by frac_job_complete
+	 * under cq_lock; each written before the next stage can begin.
+	 */
+	struct frac_job_stamps stamps;
 
 	struct drm_gem_object **bos;	/* unique BOs, for reservations */
 	u32 nbos;

@@ -205,6 +205,8 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	job->seqno = ++q->seqno;
 	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 			   job->ncmds, q->sq_tail);
+	if (trace_frac_job_done_enabled())
+		job->stamps.run_ns = ktime_get_ns();
 	f->q = q;
 	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
 		       job->seqno);
@@ -245,7 +247,7 @@ static int frac_status_errno(u32 status)
  * Record the job's outcome and signal its hardware fence. Called with the
  * queue's cq_lock held, from the IRQ or a reset; the job may be freed as soon
  * as the fence signals, so nothing touches it after. @irq_ns, for the
- * tracepoint only (0 while it is disabled): when the interrupt handler found
+ * tracepoints only (0 while they are disabled): when the interrupt handler found
  * the job's record (frac_queue_process_cq()); 0 when no interrupt ended the
  * job (the timeout's scan, a reset, removal).
  */
@@ -276,6 +278,14 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
 				frac_dev_to_host_ns(fdev, t_start),
 				frac_dev_to_host_ns(fdev, t_end), result, irq_ns);
+	if (trace_frac_job_done_enabled()) {
+		struct frac_job_stamps *ts = &job->stamps;
+
+		ts->dev_start_ns = frac_dev_to_host_ns(fdev, t_start);
+		ts->dev_end_ns = frac_dev_to_host_ns(fdev, t_end);
+		ts->irq_ns = irq_ns;
+		trace_frac_job_done(fdev->minor, q->id, ctx, id, seqno, status, ts);
+	}
 	/*
 	 * Before the signal, as dma_fence's own tracepoint: once signalled, a
 	 * waiter on another CPU may run, and submit, before an event logged here
@@ -326,8 +336,12 @@ static u32 frac_cq_pending(struct frac_queue *q)
 u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 {
 	struct frac_device *fdev = q->fdev;
-	/* The interrupt time of frac_job_complete: only traced, only from the handler. */
-	bool stamp = !lost_irq && trace_frac_job_complete_enabled();
+	/*
+	 * The interrupt time of frac_job_complete and frac_job_done: only
+	 * traced, only from the handler.
+	 */
+	bool traced = trace_frac_job_complete_enabled() || trace_frac_job_done_enabled();
+	bool stamp = !lost_irq && traced;
 	u32 n = 0, ended = 0, found = 0;
 	unsigned long flags;
 	u64 irq_ns = 0;
@@ -337,7 +351,7 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	 * under emulation: refresh the offset the completion events use when
 	 * it is older than 10 ms (one register read).
 	 */
-	if (trace_frac_job_complete_enabled() &&
+	if (traced &&
 	    time_after(jiffies, READ_ONCE(fdev->clock_sampled) + msecs_to_jiffies(10))) {
 		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
 		WRITE_ONCE(fdev->clock_sampled, jiffies);

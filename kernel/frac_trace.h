@@ -28,12 +28,14 @@ static inline void frac_trace_none(int unused, ...) { }
 #define trace_frac_irq(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_job_complete(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_fence_signal(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
+#define trace_frac_job_done(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_job_timeout(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_reset(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_device_error(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_dma_map(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_dma_unmap(...)	do { if (0) frac_trace_none(0, __VA_ARGS__); } while (0)
 #define trace_frac_job_complete_enabled()	false
+#define trace_frac_job_done_enabled()		false
 #define trace_frac_dma_map_enabled()		false
 #define trace_frac_dma_unmap_enabled()		false
 #endif
@@ -42,6 +44,8 @@ static inline void frac_trace_none(int unused, ...) { }
 
 #include <linux/tracepoint.h>
 #include <linux/types.h>
+
+#include <frac_hw.h>
 
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM frac
@@ -226,6 +230,66 @@ TRACE_EVENT(frac_fence_signal,
 	TP_printk("dev=%u queue=%u ctx=%u job=%u seqno=%llu error=%d",
 		  __entry->dev, __entry->queue, __entry->ctx, __entry->job,
 		  __entry->seqno, __entry->error)
+);
+
+/*
+ * One event per job with all its stages, emitted just before
+ * frac_fence_signal (the event's own time is the signal's): the one event a
+ * latency tool needs, one BPF program run per job. The driver stamps submit,
+ * run and the interrupt into the job only while this event is enabled (its
+ * static key, so the disabled cost is a patched-out branch); a job submitted
+ * before it was enabled has submit_ns 0. The per-stage events above stay for
+ * trace-cmd and perf users. @ts is the driver's frac_job_stamps
+ * (include/frac_hw.h), read by raw_tp programs by that layout.
+ */
+TRACE_EVENT(frac_job_done,
+	TP_PROTO(u32 dev, u32 queue, u32 ctx, u32 job, u64 seqno, s32 status,
+		 const struct frac_job_stamps *ts),
+	TP_ARGS(dev, queue, ctx, job, seqno, status, ts),
+	TP_STRUCT__entry(
+		__field(u32, dev)
+		__field(u32, queue)
+		__field(u32, ctx)
+		__field(u32, job)
+		__field(u64, seqno)
+		__field(s32, status)
+		__field(u32, pid)
+		__field(u32, op)
+		__field(u32, ncmds)
+		__field(u32, prio)
+		__field(u64, bytes)
+		__field(u64, submit_ns)
+		__field(u64, run_ns)
+		__field(u64, dev_start_ns)
+		__field(u64, dev_end_ns)
+		__field(u64, irq_ns)
+		__array(char, comm, 16)
+	),
+	TP_fast_assign(
+		__entry->dev = dev;
+		__entry->queue = queue;
+		__entry->ctx = ctx;
+		__entry->job = job;
+		__entry->seqno = seqno;
+		__entry->status = status;
+		__entry->pid = ts->pid;
+		__entry->op = ts->op;
+		__entry->ncmds = ts->ncmds;
+		__entry->prio = ts->prio;
+		__entry->bytes = ts->bytes;
+		__entry->submit_ns = ts->submit_ns;
+		__entry->run_ns = ts->run_ns;
+		__entry->dev_start_ns = ts->dev_start_ns;
+		__entry->dev_end_ns = ts->dev_end_ns;
+		__entry->irq_ns = ts->irq_ns;
+		memcpy(__entry->comm, ts->comm, sizeof(__entry->comm));
+	),
+	TP_printk("dev=%u queue=%u ctx=%u job=%u seqno=%llu status=%d pid=%u comm=%.16s op=%s ncmds=%u prio=%u bytes=%llu submit=%llu run=%llu start=%llu end=%llu irq=%llu",
+		  __entry->dev, __entry->queue, __entry->ctx, __entry->job,
+		  __entry->seqno, __entry->status, __entry->pid, __entry->comm,
+		  frac_trace_op_name(__entry->op), __entry->ncmds, __entry->prio,
+		  __entry->bytes, __entry->submit_ns, __entry->run_ns,
+		  __entry->dev_start_ns, __entry->dev_end_ns, __entry->irq_ns)
 );
 
 TRACE_EVENT(frac_job_timeout,
