@@ -3,16 +3,17 @@
  * Copyright (c) 2026 The frac authors
  *
  * The stages of a FRAC job, as fraclat and fracsnoop measure them from the
- * driver's tracepoints (kernel/frac_trace.h):
+ * driver's frac_job_done tracepoint (kernel/frac_trace.h), which carries the
+ * job's struct frac_job_stamps (include/frac_hw.h):
  *
- *   submit      frac_job_submit: the SUBMIT ioctl queued the job
- *   run         frac_job_run: the scheduler handed it to the driver
- *   dev start   frac_job_complete's dev_start_ns (device clock, converted)
- *   dev end     frac_job_complete's dev_end_ns
- *   irq         frac_job_complete's irq_ns: when the interrupt handler found
- *               the job's completion record (0: no interrupt ended it, a
- *               timeout's scan or a reset did; the job counts as no-irq)
- *   signal      frac_fence_signal
+ *   submit      submit_ns: the SUBMIT ioctl queued the job
+ *   run         run_ns: the scheduler handed it to the driver (run_job)
+ *   dev start   dev_start_ns (device clock, converted)
+ *   dev end     dev_end_ns
+ *   irq         irq_ns: when the interrupt handler found the job's completion
+ *               record (0: no interrupt ended it, a timeout's scan or a reset
+ *               did; the job counts as no-irq)
+ *   signal      frac_job_done itself: emitted just before the fence signals
  *
  * The device times come from another clock and may be slightly off: they are
  * clamped into [run, irq] so that no stage is negative and the five stages
@@ -45,12 +46,12 @@ enum frac_ts {
 };
 
 /* Job flags */
-#define JOB_F_COMPLETED	1	/* frac_job_complete seen */
+#define JOB_F_COMPLETED	1	/* the device stages are known (always, from frac_job_done) */
 #define JOB_F_NOIRQ	2	/* no interrupt ended it: irq_ns 0 (timeout scan, reset) */
 #define JOB_F_NODEV	4	/* no device times (failed by a reset): device stages are 0 */
 #define JOB_F_CLAMPED	8	/* a device time clamped into [run, irq] (or irq into [run, signal]) */
-#define JOB_F_NORUN	16	/* frac_job_run missed: submit -> run and run -> start unmeasured */
-#define JOB_F_NOCOMPLETE 32	/* frac_job_complete missed: the device and irq stages unmeasured */
+#define JOB_F_NORUN	16	/* not stamped at run: submit -> run and run -> start unmeasured */
+#define JOB_F_NOCOMPLETE 32	/* never set since frac_job_done (kept for the JSON) */
 
 /*
  * How a job's end is sorted (fraclat's status breakdown): by the error its
@@ -67,25 +68,26 @@ enum frac_status_class {
 };
 
 /*
- * What the job programs count, cumulative since the tool attached; the tool
- * prints the difference per interval. Every frac_fence_signal the programs
- * see is either measured (a histogram sample, a fracsnoop event) or counted
- * in exactly one of the "lost" counters, so for a workload that runs while
- * the tool is attached: measured + unmatched + noid + hist_full + rb_dropped
- * + (recursion misses of the fence-signal program) == jobs submitted.
+ * What the job program counts, cumulative since the tool attached; the tool
+ * prints the difference per interval. Every frac_job_done the program sees
+ * is either measured (a histogram sample, a fracsnoop event) or counted in
+ * exactly one of the "lost" counters, so for a workload that runs while the
+ * tool is attached: measured + unmatched + hist_full + rb_dropped + (recursion
+ * misses of the job_done program) == jobs ended. noid, table_full and
+ * nocomplete cannot move since one event carries the whole job (no table of
+ * jobs in flight, no key to match, no event to miss): they stay, always 0,
+ * so that consumers of JSON schema 2 keep their keys.
  */
 struct job_stats {
 	/* jobs ended but not measured (one counter per job) */
-	__u64 unmatched;	/* no submit on record: submitted before the tool attached,
-				 * or refused at submit (table_full), or its submit missed */
-	__u64 noid;		/* job id 0 (DRM_FRAC_SUBMIT_NO_JOB_ID): no key to follow it by */
+	__u64 unmatched;	/* not stamped at submit: submitted before the tool attached */
+	__u64 noid;		/* always 0 (schema 2): jobs without an id are measured */
 	__u64 hist_full;	/* fraclat: the histogram map had no room for its group */
 	__u64 rb_dropped;	/* fracsnoop: the ring buffer had no room for its event */
-	/* submit side: why a job later ends unmatched */
-	__u64 table_full;	/* no free slot among its probes in the job table */
+	__u64 table_full;	/* always 0 (schema 2): there is no job table */
 	/* measured, with a stage left out */
-	__u64 norun;		/* frac_job_run missed (counted, not made run = submit) */
-	__u64 nocomplete;	/* frac_job_complete missed */
+	__u64 norun;		/* not stamped at run (the event was off then) */
+	__u64 nocomplete;	/* always 0 (schema 2): the device stages come with the event */
 	/* measured, adjusted */
 	__u64 clamped;		/* device times clamped into [run, irq], irq into [run, signal] */
 	__u64 noirq;		/* no interrupt ended it: irq_ns 0 (timeout scan, reset) */

@@ -30,8 +30,8 @@ struct {
 
 static const struct fraclat_hists zero_hists;
 
-static __always_inline bool frac_job_done(const struct job_key *jk, const struct job_info *j,
-					  const __u64 *stages, struct job_stats *st)
+static __always_inline bool job_record(const struct job_key *jk, const struct job_info *j,
+				       const __u64 *stages, struct job_stats *st)
 {
 	struct fraclat_key key = { .dev = jk->dev };
 	struct fraclat_hists *h;

@@ -31,14 +31,12 @@ static struct env {
 	bool json;
 	bool no_btf;
 	bool by_status;
-	unsigned int max_jobs;
 	unsigned long long interval;
 	unsigned long long times;
 	int npos;
 } env = {
 	.unit = UNIT_USEC,
 	.step = 1,
-	.max_jobs = JOB_TABLE_DEFAULT,
 	.interval = 99999999,
 	.times = 99999999,
 };
@@ -56,7 +54,7 @@ static const char argp_program_doc[] =
 "with the reason, every interval.\n"
 "\n"
 "USAGE: fraclat [--help] [-Q | -O | -P] [-S] [-m | -N] [-L STEP] [-d DEV] [-q QUEUE]\n"
-"               [-p PID] [-T] [-j] [--max-jobs N] [interval] [count]\n"
+"               [-p PID] [-T] [-j] [interval] [count]\n"
 "\n"
 "EXAMPLES:\n"
 "    fraclat              # summarize until Ctrl-C\n"
@@ -67,7 +65,7 @@ static const char argp_program_doc[] =
 "    fraclat -S           # failed jobs in histograms of their own, per status\n"
 "    fraclat -j 5         # JSON, one object per 5 s interval\n";
 
-enum { OPT_NO_BTF = 256, OPT_MAX_JOBS };
+enum { OPT_NO_BTF = 256 };
 
 static const struct argp_option opts[] = {
 	{ "queues", 'Q', NULL, 0, "Print a histogram per queue", 0 },
@@ -83,8 +81,6 @@ static const struct argp_option opts[] = {
 	{ "timestamp", 'T', NULL, 0, "Include a timestamp on output", 0 },
 	{ "json", 'j', NULL, 0, "JSON output, one object per interval", 0 },
 	{ "no-btf", OPT_NO_BTF, NULL, 0, "Use raw_tp even when tp_btf works", 0 },
-	{ "max-jobs", OPT_MAX_JOBS, "N", 0,
-	  "Jobs in flight the job table holds (a power of 2, default 65536)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -114,9 +110,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'S':
 		env.by_status = true;
-		break;
-	case OPT_MAX_JOBS:
-		env.max_jobs = parse_job_table_size(arg);
 		break;
 	case 'm':
 		env.unit = UNIT_MSEC;
@@ -269,9 +262,8 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach, struct prog_
 	if (env.json) {
 		printf("{\"schema_version\":%d,\"time\":\"%s\",\"ts_ns\":%llu,\"attach\":\"%s\","
 		       "\"unit\":\"%s\",\"group\":\"%s\",\"failed_in_histograms\":%s,"
-		       "\"job_table_size\":%u", FRAC_JSON_SCHEMA, time_str(), mono_ns(), attach,
-		       unit_name(env.unit), group_name(env.group), env.by_status ? "true" : "false",
-		       env.max_jobs);
+		       JOB_TABLE_SIZE_JSON, FRAC_JSON_SCHEMA, time_str(), mono_ns(), attach,
+		       unit_name(env.unit), group_name(env.group), env.by_status ? "true" : "false");
 		print_job_stats_json(&d, misses);
 		printf(",\"groups\":[");
 		for (i = 0; i < n; i++) {
@@ -340,9 +332,6 @@ int main(int argc, char **argv)
 
 	obj->rodata->targ_group = env.group;
 	obj->rodata->targ_by_status = env.by_status;
-	obj->rodata->job_mask = env.max_jobs - 1;
-	bpf_map__set_max_entries(obj->maps.jobs, env.max_jobs);
-	obj->rodata->need_comm = env.group == GROUP_PID;
 	obj->rodata->targ_unit = env.unit;
 	obj->rodata->targ_linear = env.linear;
 	obj->rodata->targ_lin_step = env.step;

@@ -15,8 +15,8 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-static __always_inline bool frac_job_done(const struct job_key *key, const struct job_info *j,
-					  const __u64 *stages, struct job_stats *st)
+static __always_inline bool job_record(const struct job_key *key, const struct job_info *j,
+				       const __u64 *stages, struct job_stats *st)
 {
 	struct event *e;
 	int i;

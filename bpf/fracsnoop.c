@@ -25,10 +25,8 @@ static struct env {
 	unsigned long long duration;
 	bool json;
 	bool no_btf;
-	unsigned int max_jobs;
 	int npos;
 } env = {
-	.max_jobs = JOB_TABLE_DEFAULT,
 };
 
 static volatile sig_atomic_t exiting;
@@ -44,14 +42,14 @@ static const char argp_program_doc[] =
 "Jobs that ended but could not be shown are counted: a \"lost\" line (a\n"
 "JSON object of \"type\":\"stats\") each second something was lost, and at exit.\n"
 "\n"
-"USAGE: fracsnoop [--help] [-d DEV] [-q QUEUE] [-p PID] [-j] [--max-jobs N] [duration]\n"
+"USAGE: fracsnoop [--help] [-d DEV] [-q QUEUE] [-p PID] [-j] [duration]\n"
 "\n"
 "EXAMPLES:\n"
 "    fracsnoop            # trace every job until Ctrl-C\n"
 "    fracsnoop -q 1       # jobs on queue 1 only\n"
 "    fracsnoop -j 10      # JSON lines (ns), for 10 seconds\n";
 
-enum { OPT_NO_BTF = 256, OPT_MAX_JOBS };
+enum { OPT_NO_BTF = 256 };
 
 static const struct argp_option opts[] = {
 	{ "dev", 'd', "DEV", 0, "Trace this device only (accel minor)", 0 },
@@ -59,8 +57,6 @@ static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace jobs submitted by this process only", 0 },
 	{ "json", 'j', NULL, 0, "JSON output, one object per job (times in ns)", 0 },
 	{ "no-btf", OPT_NO_BTF, NULL, 0, "Use raw_tp even when tp_btf works", 0 },
-	{ "max-jobs", OPT_MAX_JOBS, "N", 0,
-	  "Jobs in flight the job table holds (a power of 2, default 65536)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose debug output", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{},
@@ -92,9 +88,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_BTF:
 		env.no_btf = true;
-		break;
-	case OPT_MAX_JOBS:
-		env.max_jobs = parse_job_table_size(arg);
 		break;
 	case 'v':
 		tool_verbose = true;
@@ -164,7 +157,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 			else
 				printf(",\"%s_ns\":null,\"%s_reason\":\"%s\"", stage_keys[i],
 				       stage_keys[i], e->flags & JOB_F_NORUN && i <= STAGE_RUN_START ?
-				       "frac_job_run not seen" : "frac_job_complete not seen");
+				       "not stamped at run" : "frac_job_complete not seen");
 		}
 		printf(",\"clamped\":%s,\"noirq\":%s,\"nodev\":%s,\"norun\":%s,"
 		       "\"nocomplete\":%s}\n",
@@ -214,8 +207,7 @@ static int report_stats(struct fracsnoop_bpf *obj, struct prog_misses *misses, b
 	prev = p;
 	if (env.json) {
 		printf("{\"schema_version\":%d,\"type\":\"stats\",\"final\":%s,\"ts_ns\":%llu,"
-		       "\"job_table_size\":%u", FRAC_JSON_SCHEMA, final ? "true" : "false", mono_ns(),
-		       env.max_jobs);
+		       JOB_TABLE_SIZE_JSON, FRAC_JSON_SCHEMA, final ? "true" : "false", mono_ns());
 		print_job_stats_json(&d, misses);
 		printf("}\n");
 	} else {
@@ -259,8 +251,6 @@ int main(int argc, char **argv)
 		report_bpf_error("failed to open BPF object", -errno);
 		return EXIT_FAIL;
 	}
-	obj->rodata->job_mask = env.max_jobs - 1;
-	bpf_map__set_max_entries(obj->maps.jobs, env.max_jobs);
 	obj->rodata->filter_dev = env.filter_dev;
 	obj->rodata->targ_dev = env.dev;
 	obj->rodata->filter_queue = env.filter_queue;

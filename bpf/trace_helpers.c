@@ -653,7 +653,7 @@ void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int s
 	printf("]}");
 }
 
-/* ---- job tables and losses ------------------------------------------------------- */
+/* ---- job losses ----------------------------------------------------------------- */
 
 const char *const status_names[NR_STATUS] = {
 	[STATUS_OK] = "ok",
@@ -663,16 +663,6 @@ const char *const status_names[NR_STATUS] = {
 	[STATUS_ENODEV] = "enodev",
 	[STATUS_OTHER] = "other",
 };
-
-unsigned int parse_job_table_size(const char *arg)
-{
-	unsigned long long v;
-
-	if (!parse_u64(arg, JOB_TABLE_MIN, JOB_TABLE_MAX, &v) || (v & (v - 1)))
-		usage_error("invalid job table size '%s' (a power of 2, %u..%u)", arg,
-			    JOB_TABLE_MIN, JOB_TABLE_MAX);
-	return v;
-}
 
 int job_stats_read(int fd, struct job_stats *out)
 {
@@ -778,7 +768,7 @@ void prog_misses_print_json(const struct prog_misses *m)
 unsigned long long job_stats_lost(const struct job_stats *d, const struct prog_misses *m)
 {
 	return d->unmatched + d->noid + d->hist_full + d->rb_dropped +
-	       prog_misses_of(m, "fence_signal");
+	       prog_misses_of(m, "job_done");
 }
 
 void print_job_stats_text(const struct job_stats *d, const struct prog_misses *m,
@@ -786,20 +776,18 @@ void print_job_stats_text(const struct job_stats *d, const struct prog_misses *m
 {
 	int i;
 
-	printf("clamped %llu  no-irq %llu  no-device-times %llu  no-run-event %llu  "
-	       "no-complete-event %llu\n", (unsigned long long)d->clamped,
-	       (unsigned long long)d->noirq, (unsigned long long)d->nodev,
-	       (unsigned long long)d->norun, (unsigned long long)d->nocomplete);
+	printf("clamped %llu  no-irq %llu  no-device-times %llu  no-run-stamp %llu\n",
+	       (unsigned long long)d->clamped, (unsigned long long)d->noirq,
+	       (unsigned long long)d->nodev, (unsigned long long)d->norun);
 	printf("ended:");
 	for (i = 0; i < NR_STATUS; i++)
 		printf(" %s %llu", status_names[i], (unsigned long long)d->status[i]);
 	printf("%s\n", failed_note ? failed_note : "");
-	printf("lost %llu: unmatched %llu (table full at submit %llu)  no-job-id %llu  "
-	       "hist-map-full %llu  ringbuf-full %llu  fence-signal-misses %llu",
+	printf("lost %llu: unmatched %llu  hist-map-full %llu  ringbuf-full %llu  "
+	       "job-done-misses %llu",
 	       job_stats_lost(d, m), (unsigned long long)d->unmatched,
-	       (unsigned long long)d->table_full, (unsigned long long)d->noid,
 	       (unsigned long long)d->hist_full, (unsigned long long)d->rb_dropped,
-	       prog_misses_of(m, "fence_signal"));
+	       prog_misses_of(m, "job_done"));
 	if (m->err)
 		printf("  (recursion misses unknown: %s)", strerror(-m->err));
 	else
@@ -824,7 +812,7 @@ void print_job_stats_json(const struct job_stats *d, const struct prog_misses *m
 	       job_stats_lost(d, m), (unsigned long long)d->unmatched,
 	       (unsigned long long)d->table_full, (unsigned long long)d->noid,
 	       (unsigned long long)d->hist_full, (unsigned long long)d->rb_dropped,
-	       prog_misses_of(m, "fence_signal"));
+	       prog_misses_of(m, "job_done"));
 	prog_misses_print_json(m);
 }
 

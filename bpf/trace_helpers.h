@@ -111,12 +111,14 @@ int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_of
 		     void **out, size_t *n);
 void hist_merge(struct hist *dst, const struct hist *src, bool first);
 
-/* ---- job tables and what the job programs lose (fraclat, fracsnoop) ---- */
-#define JOB_TABLE_DEFAULT	65536	/* 16 files' full backlogs of DRM_FRAC_MAX_UNWAITED */
-#define JOB_TABLE_MIN		64
-#define JOB_TABLE_MAX		(1U << 22)
-/* --max-jobs: a power of 2 in [JOB_TABLE_MIN, JOB_TABLE_MAX]; usage_error otherwise. */
-unsigned int parse_job_table_size(const char *arg);
+/* ---- what the job program loses (fraclat, fracsnoop) ---- */
+/*
+ * Schema 2's job_table_size: since the one-program-per-job design there is
+ * no table of jobs in flight (frac_job_done carries every stage), so the
+ * field is null with its reason.
+ */
+#define JOB_TABLE_SIZE_JSON \
+	"\"job_table_size\":null,\"job_table_size_reason\":\"no job table: one program per job, on frac_job_done\""
 /* Sum the per-CPU struct job_stats of the job_stats map. */
 int job_stats_read(int fd, struct job_stats *out);
 /* d = cur - prev, field by field; then prev = cur. */

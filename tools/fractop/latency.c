@@ -3,10 +3,11 @@
  * Copyright (c) 2026 The frac authors
  *
  * The BPF latency source: fraclat's own BPF object (bpf/fraclat.bpf.c with bpf/frac_job.bpf.h,
- * its job table, stages and loss counters; the skeleton bpf/ builds), loaded with histograms
- * per queue (GROUP_QUEUE) in nanoseconds. Nothing of the BPF side is forked: fractop sets the
- * same rodata fraclat's -Q -N would, and picks tp_btf or raw_tp with the same probe. Failed
- * jobs are counted by status (lat_stats), not put in the histograms, as fraclat without -S.
+ * its one program per job on frac_job_done, stages and loss counters; the skeleton bpf/
+ * builds), loaded with histograms per queue (GROUP_QUEUE) in nanoseconds. Nothing of the BPF
+ * side is forked: fractop sets the same rodata fraclat's -Q -N would, and picks tp_btf or
+ * raw_tp with the same probe. Failed jobs are counted by status (lat_stats), not put in the
+ * histograms, as fraclat without -S.
  *
  * Each sample drains the per-CPU histogram map (lookup-and-delete, so nothing that arrives
  * meanwhile is lost) into cumulative histograms kept here, and copies them into every frac
@@ -103,10 +104,7 @@ static int lat_init(struct ft_source *src, const struct ft_config *cfg)
 	}
 	p->obj->rodata->targ_group = GROUP_QUEUE;
 	p->obj->rodata->targ_by_status = false;
-	p->obj->rodata->need_comm = false;
 	p->obj->rodata->targ_unit = UNIT_NSEC;
-	p->obj->rodata->job_mask = JOB_TABLE_DEFAULT - 1;
-	bpf_map__set_max_entries(p->obj->maps.jobs, JOB_TABLE_DEFAULT);
 	if (cfg->only_minor >= 0) {
 		p->obj->rodata->filter_dev = true;
 		p->obj->rodata->targ_dev = cfg->only_minor;
@@ -214,7 +212,7 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 		uint64_t *ls = snap->lat_stats;
 
 		prog_misses_update(&p->misses, true);
-		p->misses_total += prog_misses_of(&p->misses, "fence_signal");
+		p->misses_total += prog_misses_of(&p->misses, "job_done");
 		ls[FT_LS_UNMATCHED] = st.unmatched;
 		ls[FT_LS_NOID] = st.noid;
 		ls[FT_LS_HIST_FULL] = st.hist_full;
