@@ -5,6 +5,7 @@
 #ifndef __FRAC_DRV_H__
 #define __FRAC_DRV_H__
 
+#include <linux/dma-direction.h>
 #include <linux/io.h>
 #include <linux/kref.h>
 #include <linux/llist.h>
@@ -211,7 +212,13 @@ struct frac_file {
 struct frac_bo {
 	struct drm_gem_shmem_object base;
 	u32 flags;			/* DRM_FRAC_BO_* */
-	/* Host BOs: the DMA segments as a device SG list (coherent memory) */
+	/*
+	 * Host BOs: the pages mapped for the device in the BO's direction
+	 * (not the shmem helper's sgt, which it maps and unmaps bidirectional),
+	 * and its DMA segments as a device SG list (coherent memory)
+	 */
+	struct sg_table *dma_sgt;
+	enum dma_data_direction dir;
 	struct frac_sge *sgl;
 	dma_addr_t sgl_dma;
 	u32 nsegs;

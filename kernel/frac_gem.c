@@ -35,11 +35,16 @@ static void frac_shmem_free(struct drm_gem_object *obj)
 	if (bo->sgl)
 		dma_free_coherent(obj->dev->dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
 				  bo->sgl_dma);
-	/* Unmaps the sg table and releases the pages. */
+	if (bo->dma_sgt) {
+		/* Our mapping, in its direction; the pages' pin goes with the helper's free. */
+		dma_unmap_sgtable(obj->dev->dev, bo->dma_sgt, bo->dir, 0);
+		sg_free_table(bo->dma_sgt);
+		kfree(bo->dma_sgt);
+	}
+	/* Releases the pages (an imported BO: the exporter's mapping). */
 	drm_gem_shmem_free(&bo->base);
 	if (traced)
-		trace_frac_dma_unmap(fdev->minor, size, nsegs, DMA_BIDIRECTIONAL,
-				     ktime_get_ns() - t0);
+		trace_frac_dma_unmap(fdev->minor, size, nsegs, bo->dir, ktime_get_ns() - t0);
 }
 
 static enum drm_gem_object_status frac_shmem_status(struct drm_gem_object *obj)
@@ -101,7 +106,12 @@ static noinline int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *
 }
 ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
 
-/* Pin and map the pages, and describe the DMA segments to the device. */
+/*
+ * Pin and map the pages, in the BO's direction, and describe the DMA segments
+ * to the device. Not drm_gem_shmem_get_pages_sgt(): it maps every BO
+ * DMA_BIDIRECTIONAL. The pin (the pages' use count) is the one
+ * drm_gem_shmem_free() drops, as it drops get_pages_sgt()'s.
+ */
 static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
 	bool traced = trace_frac_dma_map_enabled();
@@ -109,15 +119,25 @@ static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 	struct sg_table *sgt;
 	int ret;
 
-	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	ret = drm_gem_shmem_pin(&bo->base);
+	if (ret)
+		return ret;
+	sgt = drm_gem_shmem_get_sg_table(&bo->base);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
+	ret = dma_map_sgtable(fdev->drm.dev, sgt, bo->dir, 0);
+	if (ret) {
+		sg_free_table(sgt);
+		kfree(sgt);
+		return ret;
+	}
+	bo->dma_sgt = sgt;
 	ret = frac_bo_build_sgl(fdev, bo, sgt);
 	if (ret)
 		return ret;
 	if (traced)
-		trace_frac_dma_map(fdev->minor, bo->base.base.size, bo->nsegs,
-				   DMA_BIDIRECTIONAL, ktime_get_ns() - t0);
+		trace_frac_dma_map(fdev->minor, bo->base.base.size, bo->nsegs, bo->dir,
+				   ktime_get_ns() - t0);
 	return 0;
 }
 ALLOW_ERROR_INJECTION(frac_shmem_map, ERRNO);
@@ -160,7 +180,18 @@ struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 	return obj;
 }
 
-static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 size)
+/* The DMA direction of a host BO with these DRM_FRAC_BO_* flags. */
+static enum dma_data_direction frac_bo_dir(u32 flags)
+{
+	if (flags & DRM_FRAC_BO_TO_DEVICE)
+		return DMA_TO_DEVICE;
+	if (flags & DRM_FRAC_BO_FROM_DEVICE)
+		return DMA_FROM_DEVICE;
+	return DMA_BIDIRECTIONAL;
+}
+
+static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 size,
+						  u32 flags)
 {
 	struct drm_gem_shmem_object *shmem;
 	struct frac_bo *bo;
@@ -177,6 +208,8 @@ static struct drm_gem_object *frac_host_bo_create(struct frac_device *fdev, u64 
 	if (IS_ERR(shmem))
 		return ERR_CAST(shmem);
 	bo = to_frac_bo(&shmem->base);
+	bo->flags = flags;
+	bo->dir = frac_bo_dir(flags);
 	ret = frac_shmem_map(fdev, bo);
 	if (ret) {
 		drm_gem_object_put(&shmem->base);
@@ -408,6 +441,11 @@ int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 
 	if (args->flags & ~DRM_FRAC_BO_FLAGS)
 		return -EINVAL;
+	/* One direction at most, and only for host BOs: device memory is not DMA-mapped. */
+	if (hweight32(args->flags & (DRM_FRAC_BO_TO_DEVICE | DRM_FRAC_BO_FROM_DEVICE)) > 1 ||
+	    ((args->flags & DRM_FRAC_BO_DEVMEM) &&
+	     (args->flags & (DRM_FRAC_BO_TO_DEVICE | DRM_FRAC_BO_FROM_DEVICE))))
+		return -EINVAL;
 	if (!args->size || args->size > FRAC_MAX_XFER)
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
@@ -417,7 +455,7 @@ int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	if (args->flags & DRM_FRAC_BO_DEVMEM)
 		obj = frac_devmem_bo_create(fdev, size);
 	else
-		obj = frac_host_bo_create(fdev, size);
+		obj = frac_host_bo_create(fdev, size, args->flags);
 	if (IS_ERR(obj)) {
 		ret = PTR_ERR(obj);
 		goto out;

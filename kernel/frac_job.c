@@ -220,11 +220,17 @@ static void frac_add_bo(struct frac_job *job, struct drm_gem_object *obj)
 	job->bos[job->nbos++] = obj;
 }
 
-/* Look up one operand and check that [offset, offset + len) lies in the BO. */
+/*
+ * Look up one operand and check that [offset, offset + len) lies in the BO and
+ * that its direction allows the access: a BO mapped DMA_TO_DEVICE is never
+ * written by the device (@write: the command's dst), one mapped
+ * DMA_FROM_DEVICE never read (behind an IOMMU the access would fault).
+ */
 static int frac_resolve_operand(struct drm_file *file, struct frac_job *job,
 				struct frac_operand *op, u32 handle, u64 offset,
-				u64 len)
+				u64 len, bool write)
 {
+	u32 refused = write ? DRM_FRAC_BO_TO_DEVICE : DRM_FRAC_BO_FROM_DEVICE;
 	struct drm_gem_object *obj;
 	u64 end;
 
@@ -237,7 +243,8 @@ static int frac_resolve_operand(struct drm_file *file, struct frac_job *job,
 	obj = drm_gem_object_lookup(file, handle);
 	if (!obj)
 		return -ENOENT;
-	if (check_add_overflow(offset, len, &end) || end > obj->size) {
+	if (check_add_overflow(offset, len, &end) || end > obj->size ||
+	    (to_frac_bo(obj)->flags & refused)) {
 		drm_gem_object_put(obj);
 		return -EINVAL;
 	}
@@ -271,13 +278,13 @@ static int frac_job_parse(struct drm_file *file, struct frac_job *job,
 			return ret;
 		job->bytes += ssz + dsz + asz;
 		ret = frac_resolve_operand(file, job, &c->src, c->args.src_handle,
-					   c->args.src_offset, ssz);
+					   c->args.src_offset, ssz, false);
 		if (!ret)
 			ret = frac_resolve_operand(file, job, &c->dst, c->args.dst_handle,
-						   c->args.dst_offset, dsz);
+						   c->args.dst_offset, dsz, true);
 		if (!ret)
 			ret = frac_resolve_operand(file, job, &c->aux, c->args.aux_handle,
-						   c->args.aux_offset, asz);
+						   c->args.aux_offset, asz, false);
 		if (ret)
 			return ret;
 	}

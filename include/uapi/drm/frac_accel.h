@@ -119,7 +119,18 @@ struct drm_frac_get_param {
 
 /* BO placement */
 #define DRM_FRAC_BO_DEVMEM		(1 << 0)	/* in device memory (BAR2) */
-#define DRM_FRAC_BO_FLAGS		DRM_FRAC_BO_DEVMEM
+/*
+ * The DMA direction of a host BO: the device only reads it (TO_DEVICE: a
+ * job's inputs) or only writes it (FROM_DEVICE: its results); neither flag:
+ * both (the default). Its pages are mapped for that direction alone, so
+ * behind an IOMMU the device cannot write an input nor read a result, and
+ * the frac_dma_map/unmap events carry the direction. SUBMIT refuses a command
+ * that would read a FROM_DEVICE BO (src, aux) or write a TO_DEVICE one (dst).
+ */
+#define DRM_FRAC_BO_TO_DEVICE		(1 << 1)
+#define DRM_FRAC_BO_FROM_DEVICE		(1 << 2)
+#define DRM_FRAC_BO_FLAGS		(DRM_FRAC_BO_DEVMEM | DRM_FRAC_BO_TO_DEVICE | \
+					 DRM_FRAC_BO_FROM_DEVICE)
 
 /**
  * struct drm_frac_bo_create - allocate a buffer object
@@ -137,8 +148,9 @@ struct drm_frac_get_param {
  * Documentation/gpu/drm-uapi.rst requires: a host BO's still reach its
  * pages; what a device BO's read is undefined.
  *
- * Errors: -EINVAL (unknown @flags, @size 0 or over 4 GiB), -ENOSPC (not
- * enough device memory), -E2BIG (see above), -ENOMEM.
+ * Errors: -EINVAL (unknown @flags, both DRM_FRAC_BO_TO_DEVICE and
+ * DRM_FRAC_BO_FROM_DEVICE, either with DRM_FRAC_BO_DEVMEM, @size 0 or over
+ * 4 GiB), -ENOSPC (not enough device memory), -E2BIG (see above), -ENOMEM.
  *
  * A dma-buf imported through PRIME (DRM_IOCTL_PRIME_FD_TO_HANDLE) is refused
  * with -E2BIG when its pages need more DMA segments than the device takes,
@@ -254,7 +266,9 @@ struct drm_frac_cmd {
  * DRM_FRAC_MAX_CMDS, @queue or @priority out of range, @queue not 0 with
  * DRM_FRAC_SUBMIT_LOCAL_QUEUE, a command's @flags or @pad not zero, an
  * unknown @op, arguments or a length a command does not take, an operand
- * range outside its BO, an unused operand with a handle or offset), -ENOENT
+ * range outside its BO, an unused operand with a handle or offset, an operand
+ * whose BO's direction its command does not have: src or aux in a
+ * DRM_FRAC_BO_FROM_DEVICE BO, dst in a DRM_FRAC_BO_TO_DEVICE one), -ENOENT
  * (a BO handle or syncobj that does not exist; an @in_syncobj that exists
  * but holds no fence gives -EINVAL), -EACCES (DRM_FRAC_PRIO_HIGH
  * without CAP_SYS_NICE), -EBUSY (DRM_FRAC_MAX_UNWAITED job ids held), -EIO

@@ -86,14 +86,36 @@ static void gem_close(int fd, uint32_t handle)
 
 TEST_F(neg, bo_create_bad_flags)
 {
-	static const uint32_t flags[] = { 1u << 1, 1u << 2, 1u << 31, ~0u,
-					  DRM_FRAC_BO_DEVMEM | (1u << 7) };
+	static const uint32_t flags[] = { 1u << 3, 1u << 31, ~0u,
+					  DRM_FRAC_BO_DEVMEM | (1u << 7),
+					  /* one direction at most, and host BOs only */
+					  DRM_FRAC_BO_TO_DEVICE | DRM_FRAC_BO_FROM_DEVICE,
+					  DRM_FRAC_BO_DEVMEM | DRM_FRAC_BO_TO_DEVICE,
+					  DRM_FRAC_BO_DEVMEM | DRM_FRAC_BO_FROM_DEVICE };
 	uint32_t i, h;
 
 	for (i = 0; i < FRAC_ARRAY_SIZE(flags); i++) {
 		EXPECT_EQ(-EINVAL, bo_create_raw(self->dev.fd, 4096, flags[i], &h))
 			TH_LOG("flags %#x", flags[i]);
 		EXPECT_EQ(FRAC_POISON32, h);
+	}
+}
+
+/* A host BO in each direction: created, and BO_INFO gives its flags back. */
+TEST_F(neg, bo_create_directions)
+{
+	static const uint32_t flags[] = { 0, DRM_FRAC_BO_TO_DEVICE, DRM_FRAC_BO_FROM_DEVICE };
+	struct drm_frac_bo_info info;
+	uint32_t i, h;
+
+	for (i = 0; i < FRAC_ARRAY_SIZE(flags); i++) {
+		ASSERT_EQ(0, bo_create_raw(self->dev.fd, 4096, flags[i], &h))
+			TH_LOG("flags %#x", flags[i]);
+		frac_poison(&info, sizeof(info));
+		info.handle = h;
+		EXPECT_EQ(0, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_BO_INFO, &info));
+		EXPECT_EQ(flags[i], info.flags);
+		gem_close(self->dev.fd, h);
 	}
 }
 
@@ -234,7 +256,8 @@ struct submit_ctx {
 	struct drm_frac_submit s;
 	struct drm_frac_cmd cmds[DRM_FRAC_MAX_CMDS + 1];
 	struct drm_frac_cmd *c;		/* cmds[0] */
-	uint32_t a, b, x;		/* host BOs of BO_SIZE: source, destination, spare */
+	uint32_t a, b, x;		/* host BOs of BO_SIZE: source (TO_DEVICE), destination
+					 * (FROM_DEVICE), spare (bidirectional) */
 	uint32_t nq, gemm_max;
 	uint32_t so;			/* a syncobj without a fence */
 	int fd;
@@ -257,8 +280,10 @@ FIXTURE_SETUP(submit)
 
 	self->dev.fd = -1;
 	FRAC_OPEN_OR_SKIP(&self->dev);
-	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->a));
-	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->b));
+	/* The source only read by the device, the destination only written: every
+	 * accepted case below also runs with directional mappings (checked data). */
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, DRM_FRAC_BO_TO_DEVICE, &self->a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, DRM_FRAC_BO_FROM_DEVICE, &self->b));
 	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->x));
 	frac_fill_random(self->a.map, BO_SIZE, 5);
 	memset(self->b.map, FRAC_POISON, BO_SIZE);
@@ -513,6 +538,26 @@ SUBMIT_CASE(timestamp_arg0, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->a
 SUBMIT_CASE(timestamp_arg3, -EINVAL, { set_op(c, DRM_FRAC_OP_TIMESTAMP); c->c->arg[3] = 1; });
 
 /* Ranges */
+/* BO directions: the device never reads a FROM_DEVICE BO nor writes a TO_DEVICE one. */
+SUBMIT_CASE(copy_dst_in_to_device_bo, -EINVAL, { c->c->dst_handle = c->a; c->c->dst_offset = 8192; });
+SUBMIT_CASE(copy_src_in_from_device_bo, -EINVAL, { c->c->src_handle = c->b; c->c->src_offset = 8192; });
+SUBMIT_CASE(fill_dst_in_to_device_bo, -EINVAL, { set_op(c, DRM_FRAC_OP_FILL); c->c->dst_handle = c->a; });
+SUBMIT_CASE(crc32c_src_in_from_device_bo, -EINVAL, {
+	set_op(c, DRM_FRAC_OP_CRC32C);
+	c->c->src_handle = c->b;
+});
+SUBMIT_CASE(gemm_aux_in_from_device_bo, -EINVAL, {
+	set_gemm(c, 1, 1, 1, DRM_FRAC_GEMM_FP32);
+	c->c->aux_handle = c->b;
+	c->c->aux_offset = 8192;
+});
+SUBMIT_CASE(gemm_dst_in_to_device_bo, -EINVAL, {
+	set_gemm(c, 1, 1, 1, DRM_FRAC_GEMM_FP32);
+	c->c->dst_handle = c->a;
+	c->c->dst_offset = 8192;
+});
+SUBMIT_CASE(valid_copy_src_bidirectional, 0, c->c->src_handle = c->x);
+SUBMIT_CASE(valid_copy_dst_bidirectional, 0, c->c->dst_handle = c->x);
 SUBMIT_CASE(src_offset_at_end, -EINVAL, { c->c->src_offset = BO_SIZE; c->c->len = 1; });
 SUBMIT_CASE(src_one_past_end, -EINVAL, c->c->src_offset = BO_SIZE - 4096 + 1);
 SUBMIT_CASE(dst_one_past_end, -EINVAL, c->c->dst_offset = BO_SIZE - 4096 + 1);
