@@ -369,7 +369,8 @@ ok "fracirq: vectors and histograms" eval \
 	'has fracirq.txt "^0 *0 *frac-q0 " && has fracirq.txt "^handler time, frac-q1 (irq" &&
 	 has fracirq.txt "^interrupt -> fence signalled, dev 0 queue 1"'
 ok "fracdma: per-direction table and size histogram" eval \
-	'has fracdma.txt "^0 *map *bidirectional *2 *32768 " && has fracdma.txt "^map sizes, dev 0"'
+	'has fracdma.txt "^0 *map *to_device *1 *16384 " &&
+	 has fracdma.txt "^0 *map *from_device *1 *16384 " && has fracdma.txt "^map sizes, dev 0"'
 interval_count() { # fracdma 1 2: two JSON objects, then exits by itself
 	"$BPF/fracdma" -j 1 2 > "$D/interval.json" 2> /dev/null &&
 		[ "$(python3 -c 'import json,sys; print(len([json.loads(l) for l in open(sys.argv[1])]))' \

@@ -226,10 +226,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* The BOs the ops need: src/dst for copy, fill, crc32c and timestamp, a/b/c for GEMM. */
+/* DMA directions of host BOs, as enum dma_data_direction and the frac_dma_* events number them. */
+enum { DIR_BIDIRECTIONAL, DIR_TO_DEVICE, DIR_FROM_DEVICE, NR_DIRS };
+static const char *const dir_names[NR_DIRS] = { "bidirectional", "to_device", "from_device" };
+
+/*
+ * The workload's BOs, each mapped in the direction its use needs: what the device
+ * only reads (src, GEMM A and B) DRM_FRAC_BO_TO_DEVICE, what it only writes (dst,
+ * GEMM C) DRM_FRAC_BO_FROM_DEVICE.
+ */
 struct buffers {
 	struct frac_bo src, dst, a, b, c;
 	int count;
 	unsigned long long bytes;
+	unsigned long long dir_count[NR_DIRS], dir_bytes[NR_DIRS];
 };
 
 struct inflight {
@@ -274,13 +284,18 @@ static unsigned long long mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int bo_add(struct frac_dev *dev, struct buffers *b, uint64_t size, struct frac_bo *bo)
+static int bo_add(struct frac_dev *dev, struct buffers *b, uint64_t size, uint32_t flags,
+		  struct frac_bo *bo)
 {
-	int ret = frac_bo_create(dev, size, 0, bo);
+	int ret = frac_bo_create(dev, size, flags, bo);
+	int dir = flags & DRM_FRAC_BO_TO_DEVICE ? DIR_TO_DEVICE :
+		  flags & DRM_FRAC_BO_FROM_DEVICE ? DIR_FROM_DEVICE : DIR_BIDIRECTIONAL;
 
 	if (!ret) {
 		b->count++;
 		b->bytes += bo->size;
+		b->dir_count[dir]++;
+		b->dir_bytes[dir] += bo->size;
 	}
 	return ret;
 }
@@ -295,10 +310,12 @@ static int buffers_create(struct frac_dev *dev, struct buffers *b)
 		need_gemm |= env.ops[i] == DRM_FRAC_OP_GEMM;
 		need_buf |= env.ops[i] != DRM_FRAC_OP_GEMM && env.ops[i] != DRM_FRAC_OP_NOP;
 	}
-	if (need_buf && (bo_add(dev, b, env.size, &b->src) || bo_add(dev, b, env.size, &b->dst)))
+	if (need_buf && (bo_add(dev, b, env.size, DRM_FRAC_BO_TO_DEVICE, &b->src) ||
+			 bo_add(dev, b, env.size, DRM_FRAC_BO_FROM_DEVICE, &b->dst)))
 		return -ENOMEM;
-	if (need_gemm && (bo_add(dev, b, gemm, &b->a) || bo_add(dev, b, gemm, &b->b) ||
-			  bo_add(dev, b, gemm, &b->c)))
+	if (need_gemm && (bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->a) ||
+			  bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->b) ||
+			  bo_add(dev, b, gemm, DRM_FRAC_BO_FROM_DEVICE, &b->c)))
 		return -ENOMEM;
 	return 0;
 }
@@ -484,6 +501,15 @@ static void print_json(const struct tally *t, const struct buffers *b)
 	       "\"host_bo_bytes\":%llu,\"stopped\":%s", getpid(), t->jobs, t->noid,
 	       t->failed, t->inflight_after_submit, b->count, b->bytes,
 	       t->stopped ? "true" : "false");
+	for (i = 0; i < 2; i++) {
+		int d;
+
+		printf(",\"%s\":{", i ? "host_bo_bytes_by_dir" : "host_bos_by_dir");
+		for (d = 0; d < NR_DIRS; d++)
+			printf("%s\"%s\":%llu", d ? "," : "", dir_names[d],
+			       i ? b->dir_bytes[d] : b->dir_count[d]);
+		printf("}");
+	}
 	print_map("queues", t->per_queue, NULL, FRAC_MAX_QUEUES, false);
 	print_map("ops", t->per_op, NULL, FRAC_NR_OPS, true);
 	print_map("job_bytes", t->per_op, t->job_bytes, FRAC_NR_OPS, true);
