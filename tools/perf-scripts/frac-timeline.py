@@ -96,9 +96,9 @@ def frac__frac_irq(event_name, context, common_cpu, common_secs, common_nsecs, c
 
 def frac__frac_job_complete(event_name, context, common_cpu, common_secs, common_nsecs,
                             common_pid, common_comm, common_callchain, dev, queue, ctx, job,
-                            seqno, status, dev_start_ns, dev_end_ns, result, irq_ns=0):
+                            seqno, status, dev_start_ns, dev_end_ns, result, irq_ns=None):
     tracker.complete(_ts(common_secs, common_nsecs), common_cpu, dev, queue, ctx, job, seqno,
-                     status, dev_start_ns, dev_end_ns)
+                     status, dev_start_ns, dev_end_ns, irq_ns)
 
 
 def frac__frac_fence_signal(event_name, context, common_cpu, common_secs, common_nsecs,

@@ -12,11 +12,14 @@
 #     run     frac_job_run event
 #     start   dev_start_ns of frac_job_complete (device time, CLOCK_MONOTONIC)
 #     end     dev_end_ns of frac_job_complete
-#     irq     the frac_irq that processed it: the last frac_irq of the job's
-#             queue (or of the shared vector, queue -1) on the CPU that logged
-#             frac_job_complete, after the job's run; when there is none (the
-#             completion was found by the timeout handler) the complete
-#             event's own time, and the job counts as "no irq"
+#     irq     irq_ns of frac_job_complete: when the interrupt handler found
+#             the job's record (CLOCK_MONOTONIC); 0 when no interrupt ended it
+#             (timeout scan, reset): then the complete event's own time, and
+#             the job counts as "no irq". Events of a frac.ko without irq_ns:
+#             the last frac_irq of the job's queue (or of the shared vector,
+#             queue -1) on the CPU that logged frac_job_complete, after the
+#             job's run (a guess: a busy handler also ends jobs that ran after
+#             it began, docs/tracing.md)
 #     fence   frac_fence_signal event
 #
 # and its stages are the differences of consecutive points; total is
@@ -212,13 +215,18 @@ class JobTracker(object):
         self._seen("frac_irq", ts)
         self.last_irq[(dev, cpu)] = (ts, signed32(queue))
 
-    def complete(self, ts, cpu, dev, queue, ctx, job, seqno, status, dev_start, dev_end):
+    def complete(self, ts, cpu, dev, queue, ctx, job, seqno, status, dev_start, dev_end,
+                 irq_ns=None):
         self._seen("frac_job_complete", ts)
         j = self._job(dev, queue, ctx, job)
         if j is None:
             return
         j.t_complete, j.status = ts, status
         j.dev_start, j.dev_end = dev_start, dev_end
+        if irq_ns is not None:	# the driver says: exact, or 0 for no interrupt
+            if irq_ns:
+                j.t_irq, j.irq_matched = irq_ns, True
+            return
         irq = self.last_irq.get((dev, cpu))
         if (irq is not None and irq[1] in (queue, -1) and irq[0] <= ts and
                 j.t_run is not None and irq[0] >= j.t_run):
@@ -264,8 +272,9 @@ class JobTracker(object):
         elif name == "frac_job_complete":
             start = f.get("dev_start_ns", f.get("start"))
             end = f.get("dev_end_ns", f.get("end"))
+            irq_ns = f.get("irq_ns", f.get("irq"))
             self.complete(ts, cpu, f["dev"], f["queue"], f["ctx"], f["job"], f["seqno"],
-                          signed32(f["status"]), start, end)
+                          signed32(f["status"]), start, end, irq_ns)
         elif name == "frac_fence_signal":
             self.fence(ts, cpu, f["dev"], f["queue"], f["ctx"], f["job"], f["seqno"],
                        signed32(f["error"]))

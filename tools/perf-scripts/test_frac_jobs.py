@@ -94,6 +94,32 @@ class StageTest(unittest.TestCase):
         self.assertFalse(j.irq_matched)
         self.assertEqual(j.stages()[1]["devend_irq"], 10)	# to the complete event
 
+    def test_irq_ns_wins_over_frac_irq(self):
+        # frac_job_complete's irq_ns is the driver's own time: used as is, even when a
+        # frac_irq on this CPU would have been matched (a busy handler's entry).
+        t = frac_jobs.JobTracker()
+        t.submit(10, 0, 0, 0, 1, 1, 1, 0, 0, 0)
+        t.run(20, 0, 0, 0, 1, 1, 1)
+        t.irq(25, 0, 0, 0, 0)
+        t.complete(50, 0, 0, 0, 1, 1, 1, 0, 30, 40, irq_ns=45)
+        t.fence(60, 0, 0, 0, 1, 1, 1, 0)
+        j = t.jobs[0]
+        self.assertTrue(j.irq_matched)
+        self.assertEqual(j.stages()[1]["devend_irq"], 5)
+        self.assertEqual(j.stages()[1]["irq_fence"], 15)
+
+    def test_irq_ns_zero_is_no_irq(self):
+        # irq_ns 0: no interrupt ended the job (timeout scan, reset); a frac_irq seen on
+        # the CPU is not taken for it.
+        t = frac_jobs.JobTracker()
+        t.submit(10, 0, 0, 0, 1, 1, 1, 0, 0, 0)
+        t.run(20, 0, 0, 0, 1, 1, 1)
+        t.irq(45, 0, 0, 0, 0)
+        t.complete(50, 0, 0, 0, 1, 1, 1, 0, 30, 40, irq_ns=0)
+        t.fence(60, 0, 0, 0, 1, 1, 1, 0)
+        self.assertFalse(t.jobs[0].irq_matched)
+        self.assertEqual(t.jobs[0].stages()[1]["devend_irq"], 10)	# to the complete event
+
     def test_shared_vector_irq_matches(self):
         t = frac_jobs.JobTracker()
         t.submit(10, 0, 0, 2, 1, 1, 1, 1, 1, 0)
