@@ -81,6 +81,16 @@ static __always_inline bool job_filtered(__u32 dev, __u32 queue)
 	return (filter_dev && dev != targ_dev) || (filter_queue && queue != targ_queue);
 }
 
+/* A job whose stamps could not be read (never seen so far): counted, as unmatched. */
+static __always_inline int count_unreadable(void)
+{
+	struct job_stats *st = stats_cpu();
+
+	if (st)
+		st->unmatched++;
+	return 0;
+}
+
 /* Clamp *v into [lo, hi], counting an adjustment. */
 static __always_inline __u32 clamp_ts(__u64 *v, __u64 lo, __u64 hi)
 {
@@ -180,6 +190,17 @@ static __always_inline int on_done(__u32 dev, __u32 queue, __u32 ctx_id, __u32 j
 }
 
 /*
+ * The raw_tp program reads the driver's stamps by this layout, with no BTF to
+ * check it against: pin every field here too (frac_hw.h's own asserts are
+ * sizeof-only in BPF builds, where its offsetof() is CO-RE's).
+ */
+_Static_assert(sizeof(struct frac_job_stamps) == 80, "frac_job_stamps layout");
+_Static_assert(__builtin_offsetof(struct frac_job_stamps, run_ns) == 8, "stamps layout");
+_Static_assert(__builtin_offsetof(struct frac_job_stamps, irq_ns) == 32, "stamps layout");
+_Static_assert(__builtin_offsetof(struct frac_job_stamps, pid) == 48, "stamps layout");
+_Static_assert(__builtin_offsetof(struct frac_job_stamps, comm) == 64, "stamps layout");
+
+/*
  * tp_btf: typed through the module's BTF; @t is read directly (the driver never passes
  * NULL, but the verifier types a tracepoint's pointer argument as maybe-NULL).
  */
@@ -188,7 +209,7 @@ int BPF_PROG(job_done_btf, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u6
 	     __s32 error, const struct frac_job_stamps *t)
 {
 	if (!t)
-		return 0;
+		return count_unreadable();
 	return on_done(dev, queue, ctx_id, job, seqno, error, t);
 }
 
@@ -200,7 +221,7 @@ int BPF_PROG(job_done_raw, __u32 dev, __u32 queue, __u32 ctx_id, __u32 job, __u6
 	struct frac_job_stamps copy;
 
 	if (bpf_probe_read_kernel(&copy, sizeof(copy), t))
-		return 0;
+		return count_unreadable();
 	return on_done(dev, queue, ctx_id, job, seqno, error, &copy);
 }
 

@@ -335,7 +335,16 @@ FRAC_STATIC_ASSERT(offsetof(struct frac_desc, arg) == 48, "desc layout");
 FRAC_STATIC_ASSERT(offsetof(struct frac_cqe, status) == 32, "cqe layout");
 FRAC_STATIC_ASSERT(offsetof(struct frac_cqe, err_addr) == 40, "cqe layout");
 FRAC_STATIC_ASSERT(sizeof(struct frac_job_stamps) == 80, "job stamps are 80 bytes");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, run_ns) == 8, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, dev_start_ns) == 16, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, dev_end_ns) == 24, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, irq_ns) == 32, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, bytes) == 40, "job stamps layout");
 FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, pid) == 48, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, op) == 52, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, ncmds) == 56, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, prio) == 60, "job stamps layout");
+FRAC_STATIC_ASSERT(offsetof(struct frac_job_stamps, comm) == 64, "job stamps layout");
 FRAC_STATIC_ASSERT(FRAC_QREG(FRAC_MAX_QUEUES, 0) <= FRAC_REGS_SIZE, "queue regs fit");
 
 #endif /* FRAC_HW_H */

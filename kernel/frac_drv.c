@@ -33,9 +33,6 @@ u64 frac_device_clock(struct frac_device *fdev)
 	return frac_rd64(fdev, FRAC_REG_CLOCK_LO);
 }
 
-/* Round trips per offset sample; the shortest bracket wins. */
-#define FRAC_CLOCK_SAMPLES	3
-
 /*
  * Bracket the device clock's sample with two host reads; take the midpoint.
  * The read of CLOCK_LO takes the sample (it latches CLOCK_HI), so the bracket
@@ -43,27 +40,28 @@ u64 frac_device_clock(struct frac_device *fdev)
  * a register read after the sample. The reads run with interrupts off and
  * under latch_lock: the clock work runs preemptible, and another reader's
  * CLOCK_LO between ours and our CLOCK_HI would re-latch HI, 2^32 ns off if
- * LO wrapped in between (issue 11). Of FRAC_CLOCK_SAMPLES round trips the
- * shortest gives the offset: a vCPU descheduled by the host mid-read
- * stretches one bracket, not all of them.
+ * LO wrapped in between (issue 11). Of @brackets round trips the shortest
+ * gives the offset: a vCPU descheduled by the host mid-read stretches one
+ * bracket, not all of them (FRAC_CLOCK_BRACKETS; the interrupt handler takes
+ * one, to keep its interrupts-off time short).
  */
-s64 frac_clock_offset_sample(struct frac_device *fdev)
+s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets)
 {
 	u64 best_rtt = U64_MAX;
 	unsigned long flags;
 	s64 offset = 0;
 	int i;
 
-	for (i = 0; i < FRAC_CLOCK_SAMPLES; i++) {
+	for (i = 0; i < brackets; i++) {
 		u64 t0, t1, dev_ns;
 		u32 lo;
 
-		spin_lock_irqsave(&fdev->latch_lock, flags);
+		raw_spin_lock_irqsave(&fdev->latch_lock, flags);
 		t0 = ktime_get_ns();
 		lo = frac_rd(fdev, FRAC_REG_CLOCK_LO);
 		t1 = ktime_get_ns();
 		dev_ns = (u64)frac_rd(fdev, FRAC_REG_CLOCK_HI) << 32 | lo;
-		spin_unlock_irqrestore(&fdev->latch_lock, flags);
+		raw_spin_unlock_irqrestore(&fdev->latch_lock, flags);
 		if (t1 - t0 < best_rtt) {
 			best_rtt = t1 - t0;
 			offset = (s64)(t0 + (t1 - t0) / 2 - dev_ns);
@@ -80,7 +78,7 @@ void frac_clock_work(struct work_struct *work)
 
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
-	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS));
 	WRITE_ONCE(fdev->clock_sampled, jiffies);
 	drm_dev_exit(idx);
 	schedule_delayed_work(&fdev->clock_work, HZ);
@@ -136,7 +134,7 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 		args->value = frac_device_clock(fdev);
 		break;
 	case DRM_FRAC_PARAM_CLOCK_OFFSET:
-		args->value = frac_clock_offset_sample(fdev);
+		args->value = frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS);
 		break;
 	default:
 		ret = -EINVAL;

@@ -169,7 +169,7 @@ struct frac_device {
 	 * its HI half for the HI read that follows (frac_rd64()), and a reader
 	 * between another's two reads would hand it its own HI.
 	 */
-	spinlock_t latch_lock;
+	raw_spinlock_t latch_lock;
 	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */
 	s64 clock_offset;
 	unsigned long clock_sampled;	/* jiffies of the last sample */
@@ -219,6 +219,7 @@ struct frac_bo {
 	 */
 	struct sg_table *dma_sgt;
 	enum dma_data_direction dir;
+	bool pinned;			/* drm_gem_shmem_pin() done: unpinned at free */
 	struct frac_sge *sgl;
 	dma_addr_t sgl_dma;
 	u32 nsegs;
@@ -258,17 +259,18 @@ static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
 	unsigned long flags;
 	u32 l, h;
 
-	spin_lock_irqsave(&fdev->latch_lock, flags);
+	raw_spin_lock_irqsave(&fdev->latch_lock, flags);
 	l = frac_rd(fdev, lo);
 	h = frac_rd(fdev, lo + 4);
-	spin_unlock_irqrestore(&fdev->latch_lock, flags);
+	raw_spin_unlock_irqrestore(&fdev->latch_lock, flags);
 	return (u64)h << 32 | l;
 }
 
 /* frac_drv.c */
+#define FRAC_CLOCK_BRACKETS	3	/* round trips per clock offset sample (one in the IRQ) */
 extern const struct drm_driver frac_drm_driver;
 u64 frac_device_clock(struct frac_device *fdev);
-s64 frac_clock_offset_sample(struct frac_device *fdev);
+s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets);
 void frac_clock_work(struct work_struct *work);
 
 static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)

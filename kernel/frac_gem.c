@@ -29,6 +29,7 @@ static void frac_shmem_free(struct drm_gem_object *obj)
 	struct frac_bo *bo = to_frac_bo(obj);
 	bool traced = trace_frac_dma_unmap_enabled();
 	u64 t0 = traced ? ktime_get_ns() : 0;
+	enum dma_data_direction dir = bo->dir;
 	u32 nsegs = bo->nsegs;
 	size_t size = obj->size;
 
@@ -36,15 +37,17 @@ static void frac_shmem_free(struct drm_gem_object *obj)
 		dma_free_coherent(obj->dev->dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
 				  bo->sgl_dma);
 	if (bo->dma_sgt) {
-		/* Our mapping, in its direction; the pages' pin goes with the helper's free. */
+		/* Our mapping, in its direction, then our pin of the pages. */
 		dma_unmap_sgtable(obj->dev->dev, bo->dma_sgt, bo->dir, 0);
 		sg_free_table(bo->dma_sgt);
 		kfree(bo->dma_sgt);
 	}
-	/* Releases the pages (an imported BO: the exporter's mapping). */
+	if (bo->pinned)
+		drm_gem_shmem_unpin(&bo->base);
+	/* Frees @bo (an imported one: the exporter's mapping is released). */
 	drm_gem_shmem_free(&bo->base);
 	if (traced)
-		trace_frac_dma_unmap(fdev->minor, size, nsegs, bo->dir, ktime_get_ns() - t0);
+		trace_frac_dma_unmap(fdev->minor, size, nsegs, dir, ktime_get_ns() - t0);
 }
 
 static enum drm_gem_object_status frac_shmem_status(struct drm_gem_object *obj)
@@ -109,8 +112,9 @@ ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
 /*
  * Pin and map the pages, in the BO's direction, and describe the DMA segments
  * to the device. Not drm_gem_shmem_get_pages_sgt(): it maps every BO
- * DMA_BIDIRECTIONAL. The pin (the pages' use count) is the one
- * drm_gem_shmem_free() drops, as it drops get_pages_sgt()'s.
+ * DMA_BIDIRECTIONAL. frac_shmem_free() unmaps and unpins (bo->pinned) before
+ * drm_gem_shmem_free(), whatever failed here; a mapping error is -ENOMEM
+ * (dma_map_sgtable()'s -EIO/-EINVAL/-EREMOTEIO are no BO_CREATE errno).
  */
 static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
@@ -122,6 +126,7 @@ static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 	ret = drm_gem_shmem_pin(&bo->base);
 	if (ret)
 		return ret;
+	bo->pinned = true;
 	sgt = drm_gem_shmem_get_sg_table(&bo->base);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
@@ -129,7 +134,7 @@ static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 	if (ret) {
 		sg_free_table(sgt);
 		kfree(sgt);
-		return ret;
+		return -ENOMEM;
 	}
 	bo->dma_sgt = sgt;
 	ret = frac_bo_build_sgl(fdev, bo, sgt);

@@ -73,11 +73,28 @@ void frac_job_put_work(struct work_struct *work)
 }
 
 /* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
+/*
+ * A job the device never ran (run_job refused it: a wedged or removed device,
+ * a failed dependency; or its entity was killed with the file) ends here, its
+ * finished fence already signalled with the error: frac_job_done reports it
+ * too (no run, no device times, no interrupt), so a latency tool accounts for
+ * every job it saw submitted.
+ */
+static void frac_job_done_unrun(struct frac_job *job)
+{
+	int err = job->base.s_fence ? job->base.s_fence->finished.error : 0;
+
+	trace_frac_job_done(job->fdev->minor, job->q->id, job->ff->id, job->id, 0,
+			    err ?: -ECANCELED, &job->stamps);
+}
+
 void frac_job_free(struct drm_sched_job *sched_job)
 {
 	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_device *fdev = job->fdev;
 
+	if (trace_frac_job_done_enabled() && !job->hw_fence->ops)
+		frac_job_done_unrun(job);
 	drm_sched_job_cleanup(sched_job);
 	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
 		llist_add(&job->put_node, &fdev->put_list);

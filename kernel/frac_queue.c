@@ -349,11 +349,12 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	/*
 	 * The device and host clocks drift apart by microseconds per second
 	 * under emulation: refresh the offset the completion events use when
-	 * it is older than 10 ms (one register read).
+	 * it is older than 10 ms (one bracket: two register reads, two clock
+	 * reads, interrupts off).
 	 */
 	if (traced &&
 	    time_after(jiffies, READ_ONCE(fdev->clock_sampled) + msecs_to_jiffies(10))) {
-		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev));
+		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, 1));
 		WRITE_ONCE(fdev->clock_sampled, jiffies);
 	}
 

@@ -120,12 +120,15 @@ struct drm_frac_get_param {
 /* BO placement */
 #define DRM_FRAC_BO_DEVMEM		(1 << 0)	/* in device memory (BAR2) */
 /*
- * The DMA direction of a host BO: the device only reads it (TO_DEVICE: a
- * job's inputs) or only writes it (FROM_DEVICE: its results); neither flag:
- * both (the default). Its pages are mapped for that direction alone, so
- * behind an IOMMU the device cannot write an input nor read a result, and
- * the frac_dma_map/unmap events carry the direction. SUBMIT refuses a command
- * that would read a FROM_DEVICE BO (src, aux) or write a TO_DEVICE one (dst).
+ * The DMA direction of a host BO on this device: the device only reads it
+ * (TO_DEVICE: a job's inputs) or only writes it (FROM_DEVICE: its results);
+ * neither flag: both (the default). SUBMIT refuses a command that would read
+ * a FROM_DEVICE BO (src, aux) or write a TO_DEVICE one (dst), and the pages
+ * are mapped for that direction alone (the frac_dma_map/unmap events carry
+ * it): behind an IOMMU that has read-only mappings, the device cannot write
+ * an input; write-only is up to the IOMMU, and most map FROM_DEVICE
+ * read-write. The direction is this device's: a dma-buf export of the BO is
+ * mapped by its importer as the importer asks.
  */
 #define DRM_FRAC_BO_TO_DEVICE		(1 << 1)
 #define DRM_FRAC_BO_FROM_DEVICE		(1 << 2)
