@@ -225,13 +225,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* The BOs the ops need: src/dst for copy, fill, crc32c and timestamp, a/b/c for GEMM. */
 /* DMA directions of host BOs, as enum dma_data_direction and the frac_dma_* events number them. */
 enum { DIR_BIDIRECTIONAL, DIR_TO_DEVICE, DIR_FROM_DEVICE, NR_DIRS };
 static const char *const dir_names[NR_DIRS] = { "bidirectional", "to_device", "from_device" };
 
 /*
- * The workload's BOs, each mapped in the direction its use needs: what the device
+ * The BOs the ops need: src/dst for copy, fill, crc32c and timestamp, a/b/c for GEMM,
+ * each mapped in the direction its use needs: what the device
  * only reads (src, GEMM A and B) DRM_FRAC_BO_TO_DEVICE, what it only writes (dst,
  * GEMM C) DRM_FRAC_BO_FROM_DEVICE.
  */
@@ -304,19 +304,20 @@ static int buffers_create(struct frac_dev *dev, struct buffers *b)
 {
 	const uint64_t gemm = GEMM_DIM * GEMM_DIM * 4;
 	bool need_gemm = false, need_buf = false;
-	int i;
+	int i, ret;
 
 	for (i = 0; i < env.nops; i++) {
 		need_gemm |= env.ops[i] == DRM_FRAC_OP_GEMM;
 		need_buf |= env.ops[i] != DRM_FRAC_OP_GEMM && env.ops[i] != DRM_FRAC_OP_NOP;
 	}
-	if (need_buf && (bo_add(dev, b, env.size, DRM_FRAC_BO_TO_DEVICE, &b->src) ||
-			 bo_add(dev, b, env.size, DRM_FRAC_BO_FROM_DEVICE, &b->dst)))
-		return -ENOMEM;
-	if (need_gemm && (bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->a) ||
-			  bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->b) ||
-			  bo_add(dev, b, gemm, DRM_FRAC_BO_FROM_DEVICE, &b->c)))
-		return -ENOMEM;
+
+	if (need_buf && ((ret = bo_add(dev, b, env.size, DRM_FRAC_BO_TO_DEVICE, &b->src)) ||
+			 (ret = bo_add(dev, b, env.size, DRM_FRAC_BO_FROM_DEVICE, &b->dst))))
+		return ret;
+	if (need_gemm && ((ret = bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->a)) ||
+			  (ret = bo_add(dev, b, gemm, DRM_FRAC_BO_TO_DEVICE, &b->b)) ||
+			  (ret = bo_add(dev, b, gemm, DRM_FRAC_BO_FROM_DEVICE, &b->c))))
+		return ret;
 	return 0;
 }
 
@@ -572,8 +573,10 @@ int main(int argc, char **argv)
 		}
 	}
 	tally.recs = calloc(env.jobs, sizeof(*tally.recs));
-	if (!tally.recs || buffers_create(&dev, &bufs)) {
-		fprintf(stderr, "fracload: buffer allocation failed\n");
+	ret = tally.recs ? buffers_create(&dev, &bufs) : -ENOMEM;
+	if (ret) {
+		/* -EINVAL on a frac.ko older than the BO directions */
+		fprintf(stderr, "fracload: buffer allocation failed: %s\n", strerror(-ret));
 		return 1;
 	}
 	if (run(&dev, &bufs, &tally))

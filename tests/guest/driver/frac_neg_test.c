@@ -556,6 +556,11 @@ SUBMIT_CASE(gemm_dst_in_to_device_bo, -EINVAL, {
 	c->c->dst_handle = c->a;
 	c->c->dst_offset = 8192;
 });
+SUBMIT_CASE(valid_gemm_aux_to_device, 0, {
+	set_gemm(c, 1, 1, 1, DRM_FRAC_GEMM_FP32);
+	c->c->aux_handle = c->a;
+	c->c->aux_offset = 8192;
+});
 SUBMIT_CASE(valid_copy_src_bidirectional, 0, c->c->src_handle = c->x);
 SUBMIT_CASE(valid_copy_dst_bidirectional, 0, c->c->dst_handle = c->x);
 SUBMIT_CASE(src_offset_at_end, -EINVAL, { c->c->src_offset = BO_SIZE; c->c->len = 1; });
