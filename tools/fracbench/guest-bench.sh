@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 reps=${FRAC_BENCH_REPS:-5}
+# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t; default
+# all).
+only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t},
+want() { [[ $only == *,$1,* ]]; }
 out=$FRAC_OUT/bench
 mkdir -p "$out"
 
@@ -58,10 +62,25 @@ stop() {	# SIGINT the tools, SIGKILL whatever is left after 10 s
 	wait "$@" 2>/dev/null || true
 }
 
-fio_run() {	# name iodepth engine [extra]
-	fio --name="$1" --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 \
+fio_args() {	# name iodepth engine [runtime [ramp]]: the fio command line, as words
+	echo fio --name="$1" --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 \
 	    --iodepth="$2" --ioengine="$3" --size=1G --randrepeat=0 --norandommap \
-	    --time_based --runtime="${4:-3}" --ramp_time=1 --output-format=json
+	    --time_based --runtime="${4:-3}" --ramp_time="${5:-1}" --output-format=json
+}
+fio_run() { $(fio_args "$@"); }
+
+# The host's load for P1load/P2load: tools/fracbench/bench spins one host core while this
+# file exists (it polls every 0.1 s); 1 s to settle either way.
+host_load() {
+	if [ "$1" = on ]; then : > "$out/host-load"; else rm -f "$out/host-load"; fi
+	sleep 1
+}
+
+# Context switches and work items of the whole guest over one run of "$@" (perf stat -a),
+# into $1: per job they are the issue-15 figure against nvme's per I/O.
+perf_counts() {	# out-file command...
+	local f=$1; shift
+	perf stat -a -x, -o "$f" -e context-switches -e workqueue:workqueue_execute_start -- "$@"
 }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime of PID
@@ -102,47 +121,85 @@ for r in $(seq 1 "$reps"); do
 	echo "guest-bench: repetition $r of $reps" >&2
 	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read. -L: on the submitting
 	# CPU's queue, as blk-mq submits a read on its CPU's NVMe queue.
-	$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1-frac-$r.json"
-	fio_run p1 1 psync > "$out/p1-nvme-$r.json"
+	if want p1; then
+		$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1-frac-$r.json"
+		fio_run p1 1 psync > "$out/p1-nvme-$r.json"
+	fi
 	# P2: small jobs at QD32 over all queues vs 4 KiB random reads at QD32.
-	$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
-	fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
+	if want p2; then
+		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
+		fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
+	fi
+	# Context switches and work items per job at QD32 against nvme's per I/O (perf stat -a
+	# over the whole run: no warm-up, no ramp, so every job or I/O counted is in the count).
+	if want p2 && command -v perf > /dev/null; then
+		perf_counts "$out/p2cs-frac-$r.txt" $fb -m throughput -o nop -d 32 -T 3 -W 0 -j \
+			> "$out/p2cs-frac-$r.json"
+		perf_counts "$out/p2cs-nvme-$r.txt" $(fio_args p2cs 32 io_uring 3 0) \
+			> "$out/p2cs-nvme-$r.json"
+	fi
+	# P1 and P2 with one host core spinning (tools/fracbench/bench's host_load), both drivers.
+	if want p2load; then
+		host_load on
+		$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1load-frac-$r.json"
+		fio_run p1 1 psync > "$out/p1load-nvme-$r.json"
+		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2load-frac-$r.json"
+		fio_run p2 32 io_uring > "$out/p2load-nvme-$r.json"
+		host_load off
+	fi
 	# P1 and P2 again on frac1: the fetch in a bottom half, as in QEMU's nvme model.
-	if [ -n "$bh" ]; then
+	if [ -n "$bh" ] && want p1 && want p2; then
 		tools/fracbench/fracbench -D "$bh" -m latency -o nop -L -T 3 -W 200 -j \
 			> "$out/p1-fracbh-$r.json"
 		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
 			> "$out/p2-fracbh-$r.json"
 	fi
 	# P3: 64 MiB copies, and memcpy of the same size inside the guest.
-	$fb -m bandwidth -s 64M -n 10 -j > "$out/p3-frac-$r.json"
-	tools/fracbench/memcpy-bench 64 10 > "$out/p3-guest-memcpy-$r.json"
-	# P4: throughput with the BPF tools attached, when they are built.
-	if [ -x bpf/fraclat ] && [ -x bpf/fracirq ] && [ -x bpf/fracdma ]; then
-		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-none-$r.json"
-		pids=()
-		for t in fraclat fracirq fracdma; do
-			start_tool "$out/p4-$t-$r.txt" "bpf/$t"
-		done
-		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpf-$r.json"
-		stop "${pids[@]}"
-		if [ -f tools/fracbench/fraclat.bt ] && command -v bpftrace >/dev/null; then
+	if want p3; then
+		$fb -m bandwidth -s 64M -n 10 -j > "$out/p3-frac-$r.json"
+		tools/fracbench/memcpy-bench 64 10 > "$out/p3-guest-memcpy-$r.json"
+	fi
+	# P4: QD32 throughput with nothing attached, with fraclat alone, with fraclat + fracirq +
+	# fracdma, and with a bpftrace script of the same histograms (fraclat.bt following jobs
+	# through the per-stage events; fraclat-done.bt on frac_job_done), one 3 s slice each per
+	# repetition in a random order (adjacent slices share the host's mood; a fixed order
+	# would give one side the same neighbour every time).
+	if want p4 && [ -x bpf/fraclat ] && [ -x bpf/fracirq ] && [ -x bpf/fracdma ]; then
+		cases="none fraclat bpf"
+		command -v bpftrace >/dev/null && cases="$cases bpftrace bpftrace1"
+		sysctl -qw kernel.bpf_stats_enabled=1 || true
+		for c in $(printf '%s\n' $cases | shuf); do
 			pids=()
-			start_tool "$out/p4-bpftrace-$r.txt" bpftrace tools/fracbench/fraclat.bt
-			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-bpftrace-$r.json"
-			stop "${pids[@]}"
-		fi
+			case $c in
+			fraclat) start_tool "$out/p4-fraclat-$r.txt" bpf/fraclat ;;
+			bpf)
+				for t in fraclat fracirq fracdma; do
+					start_tool "$out/p4-$t-all-$r.txt" "bpf/$t"
+				done ;;
+			bpftrace) start_tool "$out/p4-bpftrace-$r.txt" bpftrace tools/fracbench/fraclat.bt ;;
+			bpftrace1)
+				start_tool "$out/p4-bpftrace1-$r.txt" bpftrace tools/fracbench/fraclat-done.bt ;;
+			esac
+			# BPF run counts and times (kernel.bpf_stats_enabled) around the timed run:
+			# program runs per job and their own ns, free of the host's noise.
+			bpftool prog show -j > "$out/p4-$c-$r.progs0.json" 2>/dev/null || true
+			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p4-$c-$r.json"
+			bpftool prog show -j > "$out/p4-$c-$r.progs1.json" 2>/dev/null || true
+			[ ${#pids[@]} = 0 ] || stop "${pids[@]}"
+			echo "$c" >> "$out/p4-order-$r.txt"
+		done
+		sysctl -qw kernel.bpf_stats_enabled=0 || true
 	fi
 	# P5: fractop's CPU time over 60 s at its default 1 s refresh (the screen under tmux, the
 	# BPF latency pane on, a workload on every queue), against procps `top -b -d 1 -n 60` run
 	# over the same 60 s. fractop's is the delta of its utime+stime across the window (after
 	# its BPF load and first draw), top's its whole run (bash's `times` for the child).
-	if [ -x tools/fractop/fractop ] && [ -x tools/fracload/fracload ] && command -v tmux > /dev/null &&
+	if want p5 && [ -x tools/fractop/fractop ] && [ -x tools/fracload/fracload ] && command -v tmux > /dev/null &&
 	   command -v top > /dev/null; then
 		p5_once "$r" || echo "guest-bench: P5 repetition $r failed" >&2
 	fi
 	# T: disabled tracepoints against a frac.ko built without them, in turn.
-	if [ -n "${FRAC_NOTRACE_KO:-}" ] && [ -f "$FRAC_NOTRACE_KO" ]; then
+	if want t && [ -n "${FRAC_NOTRACE_KO:-}" ] && [ -f "$FRAC_NOTRACE_KO" ]; then
 		for v in notrace trace notrace trace; do
 			[ $((r % 2)) = 0 ] && v=$([ "$v" = trace ] && echo notrace || echo trace)
 			rmmod frac
