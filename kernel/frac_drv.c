@@ -45,7 +45,7 @@ u64 frac_device_clock(struct frac_device *fdev)
  * bracket, not all of them (FRAC_CLOCK_BRACKETS; the interrupt handler takes
  * one, to keep its interrupts-off time short).
  */
-s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets)
+s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets, u64 *rtt)
 {
 	u64 best_rtt = U64_MAX;
 	unsigned long flags;
@@ -67,7 +67,23 @@ s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets)
 			offset = (s64)(t0 + (t1 - t0) / 2 - dev_ns);
 		}
 	}
+	if (rtt)
+		*rtt = best_rtt;
 	return offset;
+}
+
+/*
+ * A full refresh of the clock offset (probe, after a reset, the clock work):
+ * FRAC_CLOCK_BRACKETS brackets, and their shortest kept as the yardstick of
+ * the interrupt handler's one-bracket refreshes (frac_queue.c).
+ */
+void frac_clock_offset_refresh(struct frac_device *fdev)
+{
+	u64 rtt;
+
+	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS, &rtt));
+	WRITE_ONCE(fdev->clock_rtt_ref, rtt);
+	WRITE_ONCE(fdev->clock_sampled, jiffies);
 }
 
 void frac_clock_work(struct work_struct *work)
@@ -78,8 +94,7 @@ void frac_clock_work(struct work_struct *work)
 
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
-	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS));
-	WRITE_ONCE(fdev->clock_sampled, jiffies);
+	frac_clock_offset_refresh(fdev);
 	drm_dev_exit(idx);
 	schedule_delayed_work(&fdev->clock_work, HZ);
 }
@@ -134,7 +149,7 @@ static int frac_get_param_ioctl(struct drm_device *dev, void *data,
 		args->value = frac_device_clock(fdev);
 		break;
 	case DRM_FRAC_PARAM_CLOCK_OFFSET:
-		args->value = frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS);
+		args->value = frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS, NULL);
 		break;
 	default:
 		ret = -EINVAL;

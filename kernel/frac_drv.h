@@ -173,6 +173,8 @@ struct frac_device {
 	/* CLOCK_MONOTONIC ns minus device clock ns, refreshed every second */
 	s64 clock_offset;
 	unsigned long clock_sampled;	/* jiffies of the last sample */
+	/* The clock work's shortest bracket, ns: the interrupt handler's yardstick */
+	u64 clock_rtt_ref;
 	struct delayed_work clock_work;
 
 	/* run_job and free_job of every queue's scheduler */
@@ -268,9 +270,12 @@ static inline u64 frac_rd64(struct frac_device *fdev, u32 lo)
 
 /* frac_drv.c */
 #define FRAC_CLOCK_BRACKETS	3	/* round trips per clock offset sample (one in the IRQ) */
+/* An IRQ-path bracket longer than twice the clock work's shortest, plus this, is not used. */
+#define FRAC_CLOCK_RTT_SLACK_NS	2000
 extern const struct drm_driver frac_drm_driver;
 u64 frac_device_clock(struct frac_device *fdev);
-s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets);
+s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets, u64 *rtt);
+void frac_clock_offset_refresh(struct frac_device *fdev);
 void frac_clock_work(struct work_struct *work);
 
 static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)

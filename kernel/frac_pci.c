@@ -168,7 +168,7 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	fdev->minor = fdev->drm.accel->index;
 	frac_debugfs_init(fdev);
 	pci_save_state(pdev);
-	WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS));
+	frac_clock_offset_refresh(fdev);
 	schedule_delayed_work(&fdev->clock_work, HZ);
 
 	frac_info(fdev, "FRAC-1 v%u.%u: %u queues, %llu MiB device memory, %s\n",

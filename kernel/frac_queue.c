@@ -325,6 +325,26 @@ static u32 frac_cq_pending(struct frac_queue *q)
 }
 
 /*
+ * The handler's refresh of the clock offset: one bracket, used only when it
+ * is not much longer than the clock work's shortest (clock_rtt_ref). A vCPU
+ * the host deschedules between the first clock read and the device read
+ * makes a long bracket whose midpoint is early: every device time converted
+ * with it lands early, before its job's run (a CI run clamped 88 of 4000
+ * flooded jobs, all within one sample's 10 ms). Such a sample is dropped and
+ * the next handler tries again 10 ms later; the clock work refreshes the
+ * offset every second whatever.
+ */
+static void frac_clock_offset_refresh_irq(struct frac_device *fdev)
+{
+	u64 ref = READ_ONCE(fdev->clock_rtt_ref), rtt;
+	s64 offset = frac_clock_offset_sample(fdev, 1, &rtt);
+
+	if (!ref || rtt <= 2 * ref + FRAC_CLOCK_RTT_SLACK_NS)
+		WRITE_ONCE(fdev->clock_offset, offset);
+	WRITE_ONCE(fdev->clock_sampled, jiffies);
+}
+
+/*
  * Consume completion records. Called from the queue's interrupt handler, and
  * from the timeout handler (@lost_irq) to catch a completion whose interrupt
  * was lost: each job that scan ends counts as a lost interrupt, counted
@@ -354,8 +374,7 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	 */
 	if (traced &&
 	    time_after(jiffies, READ_ONCE(fdev->clock_sampled) + msecs_to_jiffies(10))) {
-		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, 1));
-		WRITE_ONCE(fdev->clock_sampled, jiffies);
+		frac_clock_offset_refresh_irq(fdev);
 	}
 
 	spin_lock_irqsave(&q->cq_lock, flags);

@@ -193,7 +193,7 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
 		frac_device_wedge(fdev);
 	if (!fdev->wedged) {
 		frac_device_init_regs(fdev);
-		WRITE_ONCE(fdev->clock_offset, frac_clock_offset_sample(fdev, FRAC_CLOCK_BRACKETS));
+		frac_clock_offset_refresh(fdev);
 	}
 	/* On a wedged device run_job() ends each job with -EIO. */
 	for (i = 0; i < fdev->num_queues; i++)
