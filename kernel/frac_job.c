@@ -72,7 +72,6 @@ void frac_job_put_work(struct work_struct *work)
 	}
 }
 
-/* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
 /*
  * A job the device never ran (run_job refused it: a wedged or removed device,
  * a failed dependency; or its entity was killed with the file) ends here, its
@@ -88,6 +87,7 @@ static void frac_job_done_unrun(struct frac_job *job)
 			    err ?: -ECANCELED, &job->stamps);
 }
 
+/* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
 void frac_job_free(struct drm_sched_job *sched_job)
 {
 	struct frac_job *job = to_frac_job(sched_job);
