@@ -38,6 +38,12 @@
 /* SG entries per ring slot: two per operand (a partial first one, a chain) */
 #define FRAC_SLOT_SGES		6
 #define FRAC_NUM_PRIO		3
+/*
+ * Ring slots that jobs written by SUBMIT itself (direct submission) may hold
+ * before drm_sched's run_job has taken them over; the scheduler's credits are
+ * the rest of the ring, so together they never overflow it.
+ */
+#define FRAC_DIRECT_CREDITS	DRM_FRAC_MAX_CMDS
 
 #define FRAC_DBG_REG	BIT(0)
 #define FRAC_DBG_IRQ	BIT(1)
@@ -79,9 +85,17 @@ struct frac_queue {
 	/* Protected by fdev->reset_lock: a timeout during removal stopped sched */
 	bool sched_stopped;
 
-	/* Submission side: run_job is serialised by the scheduler's workqueue */
+	/*
+	 * Protects the submission side: sq_tail, seqno, the descriptors and SG
+	 * areas, the SQ doorbell, and the frac_file's queued[] counts of this
+	 * queue. Taken by run_job and by a direct SUBMIT (frac_job_ring_locked());
+	 * frac_queue_stop_submit() uses it to wait out a direct SUBMIT.
+	 */
+	spinlock_t ring_lock;
 	u32 sq_tail;
 	u64 seqno;			/* hardware job sequence number */
+	/* Slots of direct jobs run_job has not yet taken over (<= FRAC_DIRECT_CREDITS) */
+	atomic_t direct_credits;
 
 	/* Protects cq_head, phase, slot_job[], the partial-job state below */
 	spinlock_t cq_lock;
@@ -102,6 +116,7 @@ struct frac_queue {
 
 	/* Counters, for sysfs and debugfs */
 	atomic64_t jobs_submitted;
+	atomic64_t jobs_direct;		/* of them, written to the ring by SUBMIT */
 	atomic64_t jobs_completed;
 	atomic64_t jobs_failed;
 	atomic64_t timeouts;
@@ -197,6 +212,13 @@ struct frac_file {
 	struct frac_device *fdev;
 	u32 id;
 	struct drm_sched_entity entity[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
+	/*
+	 * Per entity: jobs pushed to drm_sched and not yet written to the ring
+	 * by run_job. Protected by the queue's ring_lock. A job goes direct
+	 * only when its entity has none, so an entity's jobs reach the ring in
+	 * their submission order.
+	 */
+	u32 queued[FRAC_MAX_QUEUES][FRAC_NUM_PRIO];
 	struct xarray jobs;		/* job id -> frac_job, unwaited */
 	u32 job_next;
 	/* Protected by the jobs xarray's lock */

@@ -65,7 +65,10 @@ void frac_job_put_work(struct work_struct *work)
 	struct frac_job *job, *next;
 
 	llist_for_each_entry_safe(job, next, list, put_node) {
-		frac_job_put_bos(job);
+		if (job->keep_bos)
+			frac_job_quarantine(fdev, job);
+		else
+			frac_job_put_bos(job);
 		frac_job_put(job);
 		if (atomic_dec_and_test(&fdev->sched_jobs))
 			wake_up_all(&fdev->sched_jobs_wq);
@@ -87,6 +90,21 @@ static void frac_job_done_unrun(struct frac_job *job)
 			    err ?: -ECANCELED, &job->stamps);
 }
 
+/*
+ * The hardware fence of a direct job whose BO puts waited for it signalled
+ * (frac_job_free()): put them in process context. A fence a wedged device's
+ * recovery signalled does not mean the device stopped: keep the BOs then.
+ */
+static void frac_job_release_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct frac_job *job = container_of(cb, struct frac_job, release_cb);
+	struct frac_device *fdev = job->fdev;
+
+	job->keep_bos = READ_ONCE(fdev->wedged);
+	llist_add(&job->put_node, &fdev->put_list);
+	queue_work(system_unbound_wq, &fdev->put_work);
+}
+
 /* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
 void frac_job_free(struct drm_sched_job *sched_job)
 {
@@ -96,6 +114,19 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	if (trace_frac_job_done_enabled() && !job->hw_fence->ops)
 		frac_job_done_unrun(job);
 	drm_sched_job_cleanup(sched_job);
+	/* drm_sched dropped it before its run_job: its file was closed. */
+	if (unlikely(job->queued || job->direct_credits))
+		frac_job_unqueue(job);
+	/*
+	 * A direct job is on the ring from SUBMIT on; drm_sched frees one it
+	 * never ran (its entity killed with the file) without waiting for it.
+	 * Nothing it named is put while the device may still touch it: the
+	 * puts wait for its hardware fence, which a completion, a reset or
+	 * removal signals.
+	 */
+	if (unlikely(job->direct) &&
+	    !dma_fence_add_callback(job->hw_fence, &job->release_cb, frac_job_release_cb))
+		return;
 	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
 		llist_add(&job->put_node, &fdev->put_list);
 		queue_work(system_unbound_wq, &fdev->put_work);
@@ -496,15 +527,17 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 	frac_job_publish(job, ctx);
 	if (out_syncobj)
 		drm_syncobj_replace_fence(out_syncobj, job->finished);
-	/* Only now, with job->finished set, may WAIT find the job. */
-	if (job->id)
-		frac_job_publish_id(ff, job);
-
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
 	if (trace_frac_job_done_enabled())
 		frac_job_stamp_submit(job);
 	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
+	/* To the ring now, or by run_job once drm_sched finds it ready. */
+	if (!frac_job_try_direct(job))
+		frac_job_queued(job);
+	/* Only now, with job->finished and job->direct set, may WAIT find the job. */
+	if (job->id)
+		frac_job_publish_id(ff, job);
 	/* The scheduler takes over the creation reference. */
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&ff->submit_lock);
@@ -608,6 +641,7 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct frac_file *ff = file->driver_priv;
 	struct drm_frac_wait *args = data;
 	ktime_t start = ktime_get();
+	struct dma_fence *fence;
 	struct frac_job *job;
 	long timeout, remain;
 	bool released, keep;
@@ -629,10 +663,12 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	else
 		timeout = nsecs_to_jiffies(args->timeout_ns) + 1;	/* round up */
 
+	/* A direct job's end is its hardware fence's: one callback sooner. */
+	fence = frac_job_end_fence(job);
 	if (!args->timeout_ns)
-		remain = dma_fence_is_signaled(job->finished) ? 1 : 0;
+		remain = dma_fence_is_signaled(fence) ? 1 : 0;
 	else
-		remain = dma_fence_wait_timeout(job->finished, true, timeout);
+		remain = dma_fence_wait_timeout(fence, true, timeout);
 	if (remain <= 0) {
 		ret = remain ? remain : -ETIME;
 		/*
@@ -646,7 +682,7 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		goto out;
 	}
 
-	args->status = job->finished->error;
+	args->status = fence->error;
 	args->pad = 0;
 	args->result = job->result;
 	args->t_start = job->t_start;
@@ -689,7 +725,7 @@ __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait)
 	poll_wait(filp, &ff->wq, wait);
 	xa_lock(&ff->jobs);
 	xa_for_each(&ff->jobs, id, job) {
-		if (job->finished && dma_fence_is_signaled(job->finished)) {
+		if (job->finished && dma_fence_is_signaled(frac_job_end_fence(job))) {
 			mask = EPOLLIN | EPOLLRDNORM;
 			break;
 		}

@@ -49,6 +49,18 @@ struct frac_job {
 	struct llist_node put_node;	/* on fdev->put_list */
 	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
 	struct dma_fence *finished;	/* the scheduler's finished fence */
+	/*
+	 * Direct submission (frac_job_try_direct()): SUBMIT wrote the job to
+	 * the ring; run_job only hands drm_sched its hardware fence. Set under
+	 * the submit lock before WAIT can find the job, never cleared.
+	 */
+	bool direct;
+	/* Protected by the queue's ring_lock; cleared by run_job or free_job */
+	bool direct_credits;		/* holds ncmds of q->direct_credits */
+	bool queued;			/* counted in ff->queued[][] */
+	/* free_job of a direct job drm_sched never ran: BOs put once it ends */
+	struct dma_fence_cb release_cb;
+	bool keep_bos;			/* ...and a wedged device's recovery signalled it */
 
 	/* Written before hw_fence signals, read after */
 	int status;
@@ -78,5 +90,17 @@ static inline struct frac_job *to_frac_job(struct drm_sched_job *sched_job)
 
 void frac_job_put(struct frac_job *job);
 void frac_job_free(struct drm_sched_job *sched_job);
+
+/* frac_queue.c: submission */
+bool frac_job_try_direct(struct frac_job *job);
+void frac_job_queued(struct frac_job *job);
+void frac_job_unqueue(struct frac_job *job);
+void frac_queue_stop_submit(struct frac_queue *q);
+
+/* The fence WAIT and poll look at: the hardware's for a direct job */
+static inline struct dma_fence *frac_job_end_fence(struct frac_job *job)
+{
+	return job->direct ? job->hw_fence : job->finished;
+}
 
 #endif /* __FRAC_JOB_H__ */

@@ -98,8 +98,9 @@ static_assert(ARRAY_SIZE(((struct drm_frac_cmd *)0)->arg) ==
 	      ARRAY_SIZE(((struct frac_desc *)0)->arg) &&
 	      sizeof_field(struct drm_frac_cmd, arg) == sizeof_field(struct frac_desc, arg),
 	      "a command's arguments are its descriptor's, one for one");
-static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES,
-	      "a job's commands fit the ring (the scheduler's credits)");
+static_assert(DRM_FRAC_MAX_CMDS < FRAC_RING_ENTRIES - FRAC_DIRECT_CREDITS &&
+	      DRM_FRAC_MAX_CMDS <= FRAC_DIRECT_CREDITS,
+	      "a job's commands fit the scheduler's credits, and the direct ones");
 
 /*
  * Point a descriptor operand at @op. Device BOs are offsets in device memory.
@@ -179,29 +180,26 @@ static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job
 		d->arg[i] = cpu_to_le32(cmd->args.arg[i]);
 }
 
-/* ---- run_job: descriptors onto the ring, the doorbell ------------------- */
+/* ---- Descriptors onto the ring, the doorbell: run_job or SUBMIT ---------- */
 
-static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
+static bool frac_direct_submit = true;
+module_param_named(direct_submit, frac_direct_submit, bool, 0644);
+MODULE_PARM_DESC(direct_submit,
+		 "SUBMIT writes a job with nothing to wait for to the ring itself (default: on)");
+
+/*
+ * Write @job's descriptors to its ring and ring the doorbell. The ring has
+ * room: drm_sched's credits, or the direct ones, were counted for it.
+ */
+static void frac_job_ring_locked(struct frac_job *job)
 {
-	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
 	struct frac_fence *f = container_of(job->hw_fence, struct frac_fence, base);
 	unsigned long flags;
 	u32 i, slot = 0;
-	int idx;
 
-	if (!drm_dev_enter(&fdev->drm, &idx))
-		return ERR_PTR(-ENODEV);
-	if (unlikely(READ_ONCE(fdev->wedged))) {
-		drm_dev_exit(idx);
-		return ERR_PTR(-EIO);
-	}
-	if (unlikely(sched_job->s_fence->finished.error)) {
-		drm_dev_exit(idx);
-		return ERR_PTR(sched_job->s_fence->finished.error);
-	}
-
+	lockdep_assert_held(&q->ring_lock);
 	job->seqno = ++q->seqno;
 	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 			   job->ncmds, q->sq_tail);
@@ -228,8 +226,138 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
 	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 				job->ncmds, q->sq_tail);
-	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u\n", q->id, job->seqno,
-		 job->ncmds, q->sq_tail);
+	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u%s\n", q->id, job->seqno,
+		 job->ncmds, q->sq_tail, job->direct_credits ? " (direct)" : "");
+}
+
+/* The job goes to drm_sched's run_job: its entity has one more to write. */
+void frac_job_queued(struct frac_job *job)
+{
+	struct frac_queue *q = job->q;
+
+	spin_lock(&q->ring_lock);
+	job->ff->queued[q->id][job->prio]++;
+	job->queued = true;
+	spin_unlock(&q->ring_lock);
+}
+
+/*
+ * The job no longer waits to be written by run_job (run_job got to it, or
+ * drm_sched dropped it), or holds direct credits (run_job took it over, or
+ * drm_sched dropped it): another job of its entity may go direct.
+ */
+void frac_job_unqueue(struct frac_job *job)
+{
+	struct frac_queue *q = job->q;
+
+	spin_lock(&q->ring_lock);
+	if (job->queued)
+		job->ff->queued[q->id][job->prio]--;
+	job->queued = false;
+	if (job->direct_credits)
+		atomic_sub(job->ncmds, &q->direct_credits);
+	job->direct_credits = false;
+	spin_unlock(&q->ring_lock);
+}
+
+/*
+ * Direct submission, from SUBMIT with the file's submit lock held, the job
+ * armed and not yet pushed: when nothing stands in its way, write the job to
+ * the ring now rather than in drm_sched's run_job work item, one wakeup and
+ * one hop later (ivpu and qaic submit from the ioctl; nvme rings its
+ * doorbell in the submitting syscall). The job is then pushed as any other:
+ * drm_sched still times it out, recovers it, signals its finished fence and
+ * frees it; its run_job only hands back the hardware fence.
+ * Nothing stands in the way when:
+ *  - direct submission is on (the direct_submit parameter);
+ *  - every fence the job depends on has signalled;
+ *  - its entity has no job still waiting for run_job, which would otherwise
+ *    reach the ring after it;
+ *  - the direct credits have room for its commands;
+ *  - the queue's submission is not stopped (a reset, a timeout's look, a PCI
+ *    reset or removal: frac_queue_stop_submit(), drm_sched's pause_submit,
+ *    which drm_sched_wqueue_ready() does not report) and the device is not
+ *    wedged.
+ * Returns true when the job went direct.
+ */
+bool frac_job_try_direct(struct frac_job *job)
+{
+	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	struct dma_fence *fence;
+	unsigned long index;
+	bool direct = false;
+
+	if (!READ_ONCE(frac_direct_submit))
+		return false;
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (!dma_fence_is_signaled(fence))
+			return false;
+
+	spin_lock(&q->ring_lock);
+	if (!job->ff->queued[q->id][job->prio] &&
+	    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
+	    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
+		atomic_add(job->ncmds, &q->direct_credits);
+		job->direct_credits = true;
+		job->direct = true;
+		frac_job_ring_locked(job);
+		atomic64_inc(&q->jobs_direct);
+		direct = true;
+	}
+	spin_unlock(&q->ring_lock);
+	return direct;
+}
+
+/*
+ * Stop the queue's submission: drm_sched's run_job, and direct SUBMITs.
+ * A SUBMIT that saw the queue running before the stop has finished writing
+ * to the ring once this returns: it wrote under the ring lock.
+ */
+void frac_queue_stop_submit(struct frac_queue *q)
+{
+	drm_sched_wqueue_stop(&q->sched);
+	spin_lock(&q->ring_lock);
+	spin_unlock(&q->ring_lock);
+}
+
+static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
+{
+	struct frac_job *job = to_frac_job(sched_job);
+	struct frac_queue *q = job->q;
+	struct frac_device *fdev = q->fdev;
+	int idx;
+
+	/*
+	 * Already on the ring: whatever the device's state, its end comes
+	 * through its hardware fence (a completion, a reset, removal), and
+	 * drm_sched must not free it before.
+	 */
+	if (job->direct) {
+		frac_job_unqueue(job);
+		return dma_fence_get(job->hw_fence);
+	}
+
+	if (!drm_dev_enter(&fdev->drm, &idx)) {
+		frac_job_unqueue(job);
+		return ERR_PTR(-ENODEV);
+	}
+	if (unlikely(READ_ONCE(fdev->wedged))) {
+		frac_job_unqueue(job);
+		drm_dev_exit(idx);
+		return ERR_PTR(-EIO);
+	}
+	if (unlikely(sched_job->s_fence->finished.error)) {
+		frac_job_unqueue(job);
+		drm_dev_exit(idx);
+		return ERR_PTR(sched_job->s_fence->finished.error);
+	}
+
+	spin_lock(&q->ring_lock);
+	frac_job_ring_locked(job);
+	job->ff->queued[q->id][job->prio]--;
+	job->queued = false;
+	spin_unlock(&q->ring_lock);
 	drm_dev_exit(idx);
 
 	/* The scheduler takes this reference; the job keeps its own. */
@@ -492,8 +620,8 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	bool ended;
 	int idx;
 
-	/* No run_job while we look at the job, or reset the ring. */
-	drm_sched_wqueue_stop(&q->sched);
+	/* No run_job or direct SUBMIT while we look at the job, or reset the ring. */
+	frac_queue_stop_submit(q);
 
 	if (!drm_dev_enter(&fdev->drm, &idx)) {
 		/*
@@ -564,9 +692,13 @@ int frac_job_sched_init(struct frac_queue *q)
 	 */
 	snprintf(q->name, sizeof(q->name), "frac-q%u", q->id);
 
-	/* Credits are ring slots: one per command, so the ring never overflows. */
+	/*
+	 * Credits are ring slots: one per command, so the ring never overflows.
+	 * Direct jobs hold up to FRAC_DIRECT_CREDITS more until run_job takes
+	 * them over, when drm_sched counts them too.
+	 */
 	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
-			      DRM_SCHED_PRIORITY_COUNT, q->size - 1, 0,
+			      DRM_SCHED_PRIORITY_COUNT, q->size - 1 - FRAC_DIRECT_CREDITS, 0,
 			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
 			      q->name, fdev->drm.dev);
 }
@@ -618,6 +750,7 @@ int frac_queues_init(struct frac_device *fdev)
 		q->fdev = fdev;
 		q->id = i;
 		q->size = FRAC_RING_ENTRIES;
+		spin_lock_init(&q->ring_lock);
 		spin_lock_init(&q->cq_lock);
 		spin_lock_init(&q->fence_lock);
 		q->fence_context = dma_fence_context_alloc(1);

@@ -171,7 +171,7 @@ static void frac_device_quiesce_locked(struct frac_device *fdev,
 
 	lockdep_assert_held(&fdev->reset_lock);
 	for (i = 0; i < fdev->num_queues; i++)
-		drm_sched_wqueue_stop(&fdev->queues[i].sched);
+		frac_queue_stop_submit(&fdev->queues[i]);
 	if (frac_device_hw_reset(fdev)) {
 		/* Their ends do not mean the device stopped: say so. */
 		frac_device_wedge(fdev);
@@ -309,7 +309,7 @@ void frac_device_stop(struct frac_device *fdev)
 
 	mutex_lock(&fdev->reset_lock);
 	for (i = 0; i < fdev->num_queues; i++)
-		drm_sched_wqueue_stop(&fdev->queues[i].sched);
+		frac_queue_stop_submit(&fdev->queues[i]);
 	/*
 	 * A device that will not confirm it stopped (seen: after a failed AER
 	 * recovery every register reads 0) loses its bus mastering, so it can

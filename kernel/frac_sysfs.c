@@ -72,6 +72,7 @@ static ssize_t name##_show(struct device *dev, struct device_attribute *a,	\
 static DEVICE_ATTR_RO(name)
 
 FRAC_QSUM_ATTR(jobs_submitted, jobs_submitted);
+FRAC_QSUM_ATTR(jobs_direct, jobs_direct);
 FRAC_QSUM_ATTR(jobs_completed, jobs_completed);
 FRAC_QSUM_ATTR(jobs_failed, jobs_failed);
 FRAC_QSUM_ATTR(job_timeouts, timeouts);
@@ -120,6 +121,7 @@ static struct attribute *frac_attrs[] = {
 	&dev_attr_interrupts.attr,
 	&dev_attr_device_clock_ns.attr,
 	&dev_attr_jobs_submitted.attr,
+	&dev_attr_jobs_direct.attr,
 	&dev_attr_jobs_completed.attr,
 	&dev_attr_jobs_failed.attr,
 	&dev_attr_job_timeouts.attr,
@@ -171,6 +173,7 @@ static ssize_t q_##name##_show(struct kobject *kobj, struct kobj_attribute *a,	\
 static struct kobj_attribute q_attr_##name = __ATTR(name, 0444, q_##name##_show, NULL)
 
 FRAC_QUEUE_ATTR(jobs_submitted, jobs_submitted);
+FRAC_QUEUE_ATTR(jobs_direct, jobs_direct);
 FRAC_QUEUE_ATTR(jobs_completed, jobs_completed);
 FRAC_QUEUE_ATTR(jobs_failed, jobs_failed);
 FRAC_QUEUE_ATTR(job_timeouts, timeouts);
@@ -179,6 +182,7 @@ FRAC_QUEUE_ATTR(queue_resets, resets);
 
 static struct attribute *frac_queue_attrs[] = {
 	&q_attr_jobs_submitted.attr,
+	&q_attr_jobs_direct.attr,
 	&q_attr_jobs_completed.attr,
 	&q_attr_jobs_failed.attr,
 	&q_attr_job_timeouts.attr,
