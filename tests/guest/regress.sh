@@ -5,7 +5,8 @@
 # limit of unwaited jobs, clearing a big device BO (mem-size >= 1G only); a device->device copy
 # called over by a device reset, a fatal error and, with job_timeout_ms=1, a job timeout
 # (nothing is written after WAIT returns); last, mmap of a device BO racing the device's
-# removal (a rescan brings it back). Unloads frac.ko at the end, so that the runners after it
+# removal (a rescan brings it back); direct submission (issue 15): on and off, a context's
+# order kept, and a killed file's direct copy keeping its destination until it ran. Unloads frac.ko at the end, so that the runners after it
 # load it with their own parameters. FRAC_KO selects another frac.ko. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
@@ -15,6 +16,7 @@ guest_begin
 # Explicitly the default timeout: a runner before this one may have left another loaded.
 guest_ok "load frac.ko job_timeout_ms=5000" guest_load_frac job_timeout_ms=5000
 guest_run "frac_regress_test -f regress" "$PROG" -f regress
+guest_run "frac_regress_test -f direct" "$PROG" -f direct
 guest_ok "reload frac.ko job_timeout_ms=1" guest_load_frac job_timeout_ms=1
 guest_run "frac_regress_test -f timeout (job_timeout_ms=1)" "$PROG" -f timeout
 if guest_have_device; then

@@ -1157,6 +1157,421 @@ TEST_F_TIMEOUT(regress, devmem_copy_writes_reused_range_after_device_reset, 120)
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
+/* ---- direct: direct submission (issue 15) ------------------------------ */
+
+#define DIRECT_PARAM	"/sys/module/frac/parameters/direct_submit"
+
+FIXTURE(direct) {
+	struct frac_dev dev;
+	int kmsg;
+	uint64_t was;
+};
+
+FIXTURE_SETUP(direct)
+{
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	self->was = frac_t_modparam("direct_submit", ~0ull);
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	if (self->was == ~0ull)
+		SKIP(return, "frac.ko has no direct_submit parameter");
+}
+
+FIXTURE_TEARDOWN(direct)
+{
+	if (self->was != ~0ull)
+		frac_t_write_str(DIRECT_PARAM, self->was ? "1" : "0");
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/* The queue's jobs_submitted and jobs_direct (sysfs frac_queues/<q>/). */
+static void direct_counts(const struct frac_dev *dev, uint32_t q, uint64_t *sub, uint64_t *dir)
+{
+	char path[256];
+
+	*sub = *dir = ~0ull;
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/jobs_submitted",
+		 dev->index, q);
+	frac_t_read_u64(path, sub);
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/jobs_direct",
+		 dev->index, q);
+	frac_t_read_u64(path, dir);
+}
+
+/*
+ * Copies at queue depth 1, with direct submission on and then off: every
+ * copy's data arrives either way; with it on, some of them go direct (a job
+ * the last copy's implicit fence still holds goes through the scheduler), and
+ * with it off none does, while jobs_submitted counts every one.
+ */
+TEST_F_TIMEOUT(direct, on_and_off_copies_arrive, 120)
+{
+	enum { N = 48, SZ = 64 << 10 };
+	struct frac_bo src = { 0 }, dst = { 0 };
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint64_t sub0, dir0, sub1, dir1;
+	int mode, i;
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SZ, 0, &src));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SZ, 0, &dst));
+	for (mode = 1; mode >= 0; mode--) {
+		ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, mode ? "1" : "0"));
+		direct_counts(&self->dev, 0, &sub0, &dir0);
+		ASSERT_NE(~0ull, dir0);
+		for (i = 0; i < N; i++) {
+			uint64_t seed = (uint64_t)mode << 32 | i;
+
+			frac_fill_random(src.map, SZ, seed);
+			memset(dst.map, 0, SZ);
+			frac_cmdlist_init(&cl);
+			ASSERT_EQ(0, frac_cmd_copy(&cl, &dst, 0, &src, 0, SZ));
+			ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+			ASSERT_EQ(0, res.status);
+			ASSERT_EQ(-1, frac_first_diff(src.map, dst.map, SZ))
+				TH_LOG("copy %d, direct_submit=%d", i, mode);
+		}
+		/* And NOPs, which wait for no BO. */
+		for (i = 0; i < N; i++) {
+			frac_cmdlist_init(&cl);
+			ASSERT_EQ(0, frac_cmd_nop(&cl));
+			ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+			ASSERT_EQ(0, res.status);
+		}
+		direct_counts(&self->dev, 0, &sub1, &dir1);
+		EXPECT_EQ(sub0 + 2 * N, sub1) TH_LOG("direct_submit=%d", mode);
+		if (mode) {
+			EXPECT_LT(dir0, dir1) TH_LOG("no job of %d went direct", 2 * N);
+			EXPECT_GE(dir0 + 2 * N, dir1);
+		} else {
+			EXPECT_EQ(dir0, dir1) TH_LOG("jobs went direct with direct_submit=0");
+		}
+		TH_LOG("direct_submit=%d: %llu of %d jobs direct", mode,
+		       (unsigned long long)(dir1 - dir0), 2 * N);
+	}
+	frac_bo_destroy(&self->dev, &src);
+	frac_bo_destroy(&self->dev, &dst);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * One context's jobs on one queue run in their order. A job that waits
+ * (through an in syncobj) for a job held on another queue is the scheduler's
+ * until that one ends; a NOP submitted after it, on the same queue and
+ * priority, waits for nothing, but must not go direct and overtake it: it
+ * ends after it on the device, and jobs_direct does not count it. A NOP of
+ * another priority (another context) may go ahead.
+ */
+TEST_F_TIMEOUT(direct, same_context_job_never_overtakes, 60)
+{
+	struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL };
+	struct frac_job_result ra, rb, rh;
+	struct frac_cmdlist cl;
+	uint32_t so, idh, ida, idb;
+	uint64_t sub0, dir0, sub1, dir1;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	if (self->dev.num_queues < 2)
+		SKIP(return, "one queue");
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so));
+	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 1 500"));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	opts.out_syncobj = so;
+	ASSERT_EQ(0, frac_submit(&self->dev, 1, &cl, &opts, &idh));
+
+	direct_counts(&self->dev, 0, &sub0, &dir0);
+	opts.out_syncobj = 0;
+	opts.in_syncobj = so;
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, &opts, &ida));
+	opts.in_syncobj = 0;
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, &opts, &idb));
+	/* Both still pending: the held job has 500 ms to go. */
+	direct_counts(&self->dev, 0, &sub1, &dir1);
+	EXPECT_EQ(dir0, dir1) TH_LOG("the NOP behind a waiting job of its context went direct");
+	EXPECT_EQ(sub0, sub1) TH_LOG("a job reached queue 0's ring while the first one waits");
+
+	ASSERT_EQ(0, frac_wait(&self->dev, idb, 10 * FRAC_NSEC, &rb));
+	ASSERT_EQ(0, frac_wait(&self->dev, ida, 10 * FRAC_NSEC, &ra));
+	ASSERT_EQ(0, frac_wait(&self->dev, idh, 10 * FRAC_NSEC, &rh));
+	EXPECT_EQ(0, ra.status);
+	EXPECT_EQ(0, rb.status);
+	EXPECT_LE(rh.t_end, ra.t_start) TH_LOG("the waiting job ran before what it waited for");
+	EXPECT_LE(ra.t_end, rb.t_start) TH_LOG("the later NOP ran first: %llu < %llu",
+					       (unsigned long long)rb.t_start,
+					       (unsigned long long)ra.t_end);
+	frac_t_syncobj_destroy(self->dev.fd, so);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+struct direct_racer {
+	struct frac_dev *dev;
+	volatile int *stop;
+	uint32_t queue;
+	uint64_t done, ended_by_reset, bad_status, bad_data, wait_failed;
+	int last_status;
+};
+
+/* Copies at queue depth 1 until told to stop; every one must end, and end right. */
+static void *direct_racer_run(void *arg)
+{
+	enum { SZ = 16 << 10 };
+	struct direct_racer *r = arg;
+	struct frac_bo src = { 0 }, dst = { 0 };
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint32_t id;
+	uint64_t i;
+
+	if (frac_t_bo(r->dev, SZ, 0, &src) || frac_t_bo(r->dev, SZ, 0, &dst)) {
+		r->wait_failed++;
+		return NULL;
+	}
+	for (i = 0; !*r->stop; i++) {
+		frac_fill_random(src.map, SZ, i * 16 + r->queue);
+		memset(dst.map, 0, SZ);
+		frac_cmdlist_init(&cl);
+		if (frac_cmd_copy(&cl, &dst, 0, &src, 0, SZ) ||
+		    frac_submit(r->dev, r->queue, &cl, NULL, &id)) {
+			r->wait_failed++;
+			break;
+		}
+		if (frac_wait(r->dev, id, 20 * FRAC_NSEC, &res)) {
+			r->wait_failed++;
+			break;
+		}
+		if (res.status == 0) {
+			r->done++;
+			if (frac_first_diff(src.map, dst.map, SZ) >= 0)
+				r->bad_data++;
+		} else if (res.status == -EIO || res.status == -ECANCELED) {
+			r->ended_by_reset++;
+		} else {
+			r->bad_status++;
+			r->last_status = res.status;
+		}
+	}
+	frac_bo_destroy(r->dev, &src);
+	frac_bo_destroy(r->dev, &dst);
+	return NULL;
+}
+
+/*
+ * Direct SUBMITs racing device resets (debugfs reset, every 10 ms for 4 s).
+ * A reset stops the queues' submission, resets the device and ends what the
+ * rings hold: a direct SUBMIT must either finish its ring write before the
+ * reset looks at the ring (the job ends -EIO, or completes), or see the queue
+ * stopped and leave the job to drm_sched. A descriptor written into a ring
+ * being reset would be lost (its job then hangs until the job timeout) or run
+ * from a stale ring. So: every job ends within 20 s, with 0 and its data, or
+ * with the reset's errno; no job timed out; the device works afterwards.
+ */
+TEST_F_TIMEOUT(direct, submits_race_device_resets, 180)
+{
+	struct direct_racer r[4];
+	pthread_t th[4];
+	volatile int stop = 0;
+	uint64_t to0, to1, dir0, dir1, sub;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	int64_t t0;
+	int i, n = 0, resets = 0;
+
+	if (access("/sys/kernel/debug/accel", F_OK))
+		SKIP(return, "no debugfs");
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	to0 = frac_t_counter(&self->dev, "job_timeouts");
+	direct_counts(&self->dev, 0, &sub, &dir0);
+	for (i = 0; i < 4; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].dev = &self->dev;
+		r[i].stop = &stop;
+		r[i].queue = i % self->dev.num_queues;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, direct_racer_run, &r[i]));
+		n++;
+	}
+	t0 = frac_mono_ns();
+	while (frac_mono_ns() - t0 < 4 * FRAC_NSEC) {
+		usleep(10000);
+		if (!debugfs_reset(&self->dev))
+			resets++;
+	}
+	stop = 1;
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	direct_counts(&self->dev, 0, &sub, &dir1);
+	to1 = frac_t_counter(&self->dev, "job_timeouts");
+	for (i = 0; i < n; i++) {
+		TH_LOG("racer %d (queue %u): %llu done, %llu ended by a reset", i, r[i].queue,
+		       (unsigned long long)r[i].done, (unsigned long long)r[i].ended_by_reset);
+		EXPECT_EQ(0, r[i].wait_failed) TH_LOG("racer %d: a SUBMIT or WAIT failed", i);
+		EXPECT_EQ(0, r[i].bad_status) TH_LOG("racer %d: a job ended %d", i, r[i].last_status);
+		EXPECT_EQ(0, r[i].bad_data) TH_LOG("racer %d: a completed copy's data is wrong", i);
+		EXPECT_LT(0, r[i].done + r[i].ended_by_reset);
+	}
+	EXPECT_LT(0, resets);
+	EXPECT_LT(dir0, dir1) TH_LOG("no job went direct: the race was not run");
+	EXPECT_EQ(to0, to1) TH_LOG("jobs timed out: a descriptor was lost to a reset");
+	/* And the device works. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	for (i = 0; i < (int)self->dev.num_queues; i++) {
+		ASSERT_EQ(0, frac_run(&self->dev, i, &cl, &res));
+		EXPECT_EQ(0, res.status);
+	}
+	TH_LOG("%d resets, %llu jobs direct on queue 0", resets,
+	       (unsigned long long)(dir1 - dir0));
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * A direct job of a file that is closed before drm_sched took it over.
+ *
+ * The job is on the ring from SUBMIT on. Here drm_sched cannot take it over:
+ * three jobs of another file, written by run_job, hold all of the
+ * scheduler's credits (64 + 64 + 63 commands) for 3 s behind an injected
+ * latency, with the direct job behind them on the ring. The child that
+ * submitted it is killed: its file closes, drm_sched kills the entity's jobs
+ * it never ran and frees them at once. Were the job's BOs put then, its
+ * device-memory destination would be free for another file's new BO while
+ * the copy, still to come on the ring, writes into it. The new BO on that
+ * range must never change once allocated: the range comes back only after
+ * the copy ended.
+ */
+TEST_F_TIMEOUT(direct, killed_file_direct_copy_keeps_its_destination, 120)
+{
+	enum { SZ = 1 << 20, NS = 512 };
+	static const uint32_t hold_cmds[] = { 64, 64, 63 };
+	uint64_t s0[NS], s1[NS], sub0, dir0, sub1, dir1, off = 0, offs[2];
+	struct frac_bo mine[1] = { { 0 } }, fresh = { 0 };
+	struct frac_job_result res;
+	struct drm_frac_bo_info info;
+	struct frac_cmdlist cl;
+	uint32_t ids[3], nmine = 0, i, j;
+	int pfd[2], st;
+	int64_t t_kill, waited;
+	pid_t pid;
+	long d;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
+		SKIP(return, "no device memory");
+	if (frac_t_modparam("job_timeout_ms", 5000) < 4000)
+		SKIP(return, "needs job_timeout_ms >= 4000: the held jobs take 3 s");
+
+	/* The holders go through run_job, so that drm_sched counts their credits. */
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "0"));
+	direct_counts(&self->dev, 0, &sub0, &dir0);
+	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 0 3000"));
+	for (i = 0; i < 3; i++) {
+		frac_cmdlist_init(&cl);
+		for (j = 0; j < hold_cmds[i]; j++)
+			ASSERT_EQ(0, frac_cmd_nop(&cl));
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[i]));
+	}
+	/* Until run_job has written all three (within 2 s). */
+	for (i = 0; i < 2000; i++) {
+		direct_counts(&self->dev, 0, &sub1, &dir1);
+		if (sub1 == sub0 + 3)
+			break;
+		usleep(1000);
+	}
+	ASSERT_EQ(sub0 + 3, sub1);
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct frac_dev child = { .fd = -1 };
+		struct frac_bo src = { 0 }, dst = { 0 };
+		uint32_t id;
+
+		close(pfd[0]);
+		uint64_t offs[2];
+
+		if (frac_open(self->dev.index, &child) ||
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &src) ||
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &dst) ||
+		    bo_info(child.fd, src.handle, &info))
+			_exit(1);
+		offs[1] = info.devmem_offset;
+		if (bo_info(child.fd, dst.handle, &info))
+			_exit(1);
+		offs[0] = info.devmem_offset;
+		memset(src.map, 0x5c, SZ);
+		frac_cmdlist_init(&cl);
+		if (frac_cmd_copy(&cl, &dst, 0, &src, 0, SZ) ||
+		    frac_submit(&child, 0, &cl, NULL, &id))
+			_exit(2);
+		if (write(pfd[1], offs, sizeof(offs)) != sizeof(offs))
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	ASSERT_EQ(16, read(pfd[0], offs, 16)) TH_LOG("the child could not submit");
+	off = offs[0];
+	close(pfd[0]);
+	direct_counts(&self->dev, 0, &sub1, &dir1);
+	EXPECT_EQ(dir0 + 1, dir1) TH_LOG("the child's copy did not go direct: the test proves nothing");
+	t_kill = frac_mono_ns();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+
+	/* A new BO on the destination's range, as soon as there is one. */
+	for (;;) {
+		int ret = frac_bo_create(&self->dev, SZ, DRM_FRAC_BO_DEVMEM, &fresh);
+
+		waited = frac_mono_ns() - t_kill;
+		if (!ret) {
+			ASSERT_EQ(0, bo_info(self->dev.fd, fresh.handle, &info));
+			if (info.devmem_offset == off) {
+				ASSERT_EQ(0, frac_bo_map(&self->dev, &fresh));
+				break;
+			}
+			/*
+			 * Keep the child's source range once it comes back, so that
+			 * the allocator moves on to the destination's.
+			 */
+			if (info.devmem_offset == offs[1] && !nmine)
+				mine[nmine++] = fresh;
+			else
+				frac_bo_destroy(&self->dev, &fresh);
+			memset(&fresh, 0, sizeof(fresh));
+		} else {
+			ASSERT_EQ(-ENOSPC, ret);
+		}
+		ASSERT_GT(15 * FRAC_NSEC, waited) TH_LOG("the destination's range never came back");
+		usleep(waited < FRAC_NSEC / 10 ? 100 : 2000);
+	}
+	TH_LOG("the range came back %lld ms after the kill",
+	       (long long)(frac_mono_ns() - t_kill) / 1000000);
+	sample(fresh.map, SZ / NS, s0, NS);
+	/* Every holder ended, and the copy behind them had its time. */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, frac_wait(&self->dev, ids[i], 15 * FRAC_NSEC, &res));
+		EXPECT_EQ(0, res.status);
+	}
+	usleep(SETTLE_US);
+	sample(fresh.map, SZ / NS, s1, NS);
+	d = sample_diff(s0, s1, NS);
+	EXPECT_EQ(-1, d) TH_LOG("the new BO changed at %#lx: %#llx -> %#llx: the killed job's "
+				"copy wrote into it", d * (long)(SZ / NS),
+				(unsigned long long)s0[d < 0 ? 0 : d],
+				(unsigned long long)s1[d < 0 ? 0 : d]);
+	frac_bo_destroy(&self->dev, &fresh);
+	for (i = 0; i < nmine; i++)
+		frac_bo_destroy(&self->dev, &mine[i]);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
 /* ---- timeout: a short job_timeout_ms ------------------------------------ */
 
 FIXTURE(timeout) {
