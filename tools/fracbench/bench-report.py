@@ -173,6 +173,24 @@ def main():
     else:
         print("P1bh not measured: no second FRAC-1 with fetch-in-doorbell=off")
 
+    # D: direct submission on against off, in the same repetition (issue 15).
+    d_any = False
+    for fig, label, key, unit, scale in (
+            ("p1", "QD1 p50", lambda d: d["lat_ns"]["p50"], "us", 1e3),
+            ("p1bh", "QD1 p50, fetch in a BH", lambda d: d["lat_ns"]["p50"], "us", 1e3),
+            ("p2", "jobs/s QD32", lambda d: d["jobs_per_sec"], "k/s", 1e3),
+            ("p2bh", "jobs/s QD32, fetch in a BH", lambda d: d["jobs_per_sec"], "k/s", 1e3)):
+        on, off = load(raw, f"d-on-{fig}"), load(raw, f"d-off-{fig}")
+        if on and off:
+            res["D_" + fig] = line("D" if not d_any else "", f"frac {label}, direct on",
+                                   {r: key(d) for r, d in on.items()},
+                                   f"frac {label}, direct off",
+                                   {r: key(d) for r, d in off.items()},
+                                   unit, scale, 1, "on/off")
+            d_any = True
+    if not d_any:
+        print("D    not measured (FRAC_BENCH_ONLY without d, or no direct_submit parameter)")
+
     p3f, p3h, p3g = load(raw, "p3-frac"), load(raw, "p3-host-memcpy"), load(raw, "p3-guest-memcpy")
     res["P3"] = line("P3", "frac 64 MiB copy GB/s", {r: d["gbytes_per_sec"] for r, d in p3f.items()},
                      "host memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3h.items()},

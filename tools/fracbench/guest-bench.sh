@@ -4,9 +4,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 reps=${FRAC_BENCH_REPS:-5}
-# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t; default
+# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t,d; default
 # all).
-only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t},
+only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t,d},
 want() { [[ $only == *,$1,* ]]; }
 out=$FRAC_OUT/bench
 mkdir -p "$out"
@@ -153,6 +153,23 @@ for r in $(seq 1 "$reps"); do
 			> "$out/p1-fracbh-$r.json"
 		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
 			> "$out/p2-fracbh-$r.json"
+	fi
+	# D: direct submission (frac.ko's direct_submit) on against off, in a random order per
+	# repetition: P1 and P2 on both devices, each pair run back to back.
+	if want d && [ -w /sys/module/frac/parameters/direct_submit ]; then
+		for m in $(printf '%s\n' on off | shuf); do
+			echo $([ $m = on ] && echo 1 || echo 0) > /sys/module/frac/parameters/direct_submit
+			$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/d-$m-p1-$r.json"
+			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/d-$m-p2-$r.json"
+			if [ -n "$bh" ]; then
+				tools/fracbench/fracbench -D "$bh" -m latency -o nop -L -T 3 -W 200 -j \
+					> "$out/d-$m-p1bh-$r.json"
+				tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
+					> "$out/d-$m-p2bh-$r.json"
+			fi
+			echo "$m" >> "$out/d-order-$r.txt"
+		done
+		echo 1 > /sys/module/frac/parameters/direct_submit
 	fi
 	# P3: 64 MiB copies, and memcpy of the same size inside the guest.
 	if want p3; then
