@@ -96,6 +96,8 @@ struct frac_queue {
 	u64 seqno;			/* hardware job sequence number */
 	/* Slots of direct jobs run_job has not yet taken over (<= FRAC_DIRECT_CREDITS) */
 	atomic_t direct_credits;
+	/* Seqno of the last job that ended; written under cq_lock, read without */
+	u64 seqno_done;
 
 	/* Protects cq_head, phase, slot_job[], the partial-job state below */
 	spinlock_t cq_lock;
