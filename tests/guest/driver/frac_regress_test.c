@@ -1323,13 +1323,21 @@ static void *direct_racer_run(void *arg)
 	enum { SZ = 16 << 10 };
 	struct direct_racer *r = arg;
 	struct frac_bo src = { 0 }, dst = { 0 };
+	struct frac_dev own = { .fd = -1 };
 	struct frac_job_result res;
 	struct frac_cmdlist cl;
 	uint32_t id;
 	uint64_t i;
 
+	/* A file of its own: a file with another job in flight does not go direct. */
+	if (frac_open(r->dev->index, &own)) {
+		r->wait_failed++;
+		return NULL;
+	}
+	r->dev = &own;
 	if (frac_t_bo(r->dev, SZ, 0, &src) || frac_t_bo(r->dev, SZ, 0, &dst)) {
 		r->wait_failed++;
+		frac_close(&own);
 		return NULL;
 	}
 	for (i = 0; !*r->stop; i++) {
@@ -1358,6 +1366,8 @@ static void *direct_racer_run(void *arg)
 	}
 	frac_bo_destroy(r->dev, &src);
 	frac_bo_destroy(r->dev, &dst);
+	frac_close(&own);
+	r->dev = NULL;
 	return NULL;
 }
 
@@ -1432,98 +1442,136 @@ TEST_F_TIMEOUT(direct, submits_race_device_resets, 180)
 /*
  * A direct job of a file that is closed before drm_sched took it over.
  *
- * The job is on the ring from SUBMIT on. Here drm_sched cannot take it over:
- * three jobs of another file, written by run_job, hold all of the
- * scheduler's credits (64 + 64 + 63 commands) for 3 s behind an injected
- * latency, with the direct job behind them on the ring. The child that
- * submitted it is killed: its file closes, drm_sched kills the entity's jobs
- * it never ran and frees them at once. Were the job's BOs put then, its
- * device-memory destination would be free for another file's new BO while
- * the copy, still to come on the ring, writes into it. The new BO on that
- * range must never change once allocated: the range comes back only after
- * the copy ended.
+ * The job is on the ring from SUBMIT on. A child pinned to CPU 1 submits, at
+ * LOW priority, GEMMs into one device-memory result (direct: the ring is
+ * idle), as many as take the device about 2.5 s (the device writes each
+ * result when that GEMM is done, so the writes go on for that long), and then
+ * spins at SCHED_FIFO, so that the scheduler's work item, queued on CPU 1,
+ * cannot run. Meanwhile this process (CPU 0) submits three NORMAL jobs of
+ * 64 + 64 + 63 commands: once the child is killed and the work item runs,
+ * drm_sched runs those first (the higher priority) and they take all of its
+ * credits, so the GEMMs are still not taken over when the child's file
+ * closes: drm_sched kills the entity's jobs (after waiting 1 s for them) and
+ * frees them at once. Were the job's BOs put then, its result's range would
+ * be free for another file's new BO while the device still writes results
+ * into it. The new BO on that range must never change once allocated: the
+ * range comes back only after the job ended.
  */
-TEST_F_TIMEOUT(direct, killed_file_direct_copy_keeps_its_destination, 120)
+TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 {
-	enum { SZ = 1 << 20, NS = 512 };
+	enum { DIM = 1024, SZ = DIM * DIM * 4, NS = 512 };
 	static const uint32_t hold_cmds[] = { 64, 64, 63 };
-	uint64_t s0[NS], s1[NS], sub0, dir0, sub1, dir1, off = 0, offs[2];
-	struct frac_bo mine[1] = { { 0 } }, fresh = { 0 };
+	struct frac_submit_opts normal = { .priority = DRM_FRAC_PRIO_NORMAL };
+	uint64_t s0[NS], s1[NS], sub0, dir0, sub1, dir1, off = 0, offs[3];
+	struct frac_bo mine[2] = { { 0 } }, fresh = { 0 }, a = { 0 }, b = { 0 }, c = { 0 };
 	struct frac_job_result res;
 	struct drm_frac_bo_info info;
 	struct frac_cmdlist cl;
-	uint32_t ids[3], nmine = 0, i, j;
+	uint32_t ids[3], nmine = 0, ngemm, i, j;
 	int pfd[2], st;
-	int64_t t_kill, waited;
+	int64_t t_kill, t_gemm, waited;
+	cpu_set_t cpus;
 	pid_t pid;
 	long d;
 
-	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
-		SKIP(return, "no fault injection (fault-injection=on)");
-	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM))
-		SKIP(return, "no device memory");
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || self->dev.devmem_size < 64 << 20)
+		SKIP(return, "not enough device memory");
 	if (frac_t_modparam("job_timeout_ms", 5000) < 4000)
 		SKIP(return, "needs job_timeout_ms >= 4000: the held jobs take 3 s");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
 
-	/* The holders go through run_job, so that drm_sched counts their credits. */
-	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "0"));
-	direct_counts(&self->dev, 0, &sub0, &dir0);
-	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 0 3000"));
-	for (i = 0; i < 3; i++) {
-		frac_cmdlist_init(&cl);
-		for (j = 0; j < hold_cmds[i]; j++)
-			ASSERT_EQ(0, frac_cmd_nop(&cl));
-		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[i]));
-	}
-	/* Until run_job has written all three (within 2 s). */
-	for (i = 0; i < 2000; i++) {
-		direct_counts(&self->dev, 0, &sub1, &dir1);
-		if (sub1 == sub0 + 3)
-			break;
-		usleep(1000);
-	}
-	ASSERT_EQ(sub0 + 3, sub1);
+	/* How long one 1024^3 fp32 GEMM takes this device (the emulator: the host's CPU). */
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SZ, DRM_FRAC_BO_DEVMEM, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SZ, DRM_FRAC_BO_DEVMEM, &b));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, SZ, DRM_FRAC_BO_DEVMEM, &c));
+	for (i = 0; i < DIM * DIM; i++)
+		((float *)a.map)[i] = ((float *)b.map)[i] = 1.0f;
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_gemm(&cl, DRM_FRAC_GEMM_FP32, DIM, DIM, DIM, &a, 0, &b, 0, &c, 0));
+	t_gemm = frac_mono_ns();
+	ASSERT_EQ(0, frac_run(&self->dev, 1 % self->dev.num_queues, &cl, &res));
+	t_gemm = frac_mono_ns() - t_gemm;
+	ASSERT_EQ(0, res.status);
+	ngemm = t_gemm ? (uint32_t)(2500000000ll / t_gemm) + 1 : 64;
+	if (ngemm > 64)
+		ngemm = 64;
+	TH_LOG("one GEMM: %lld ms; the child submits %u", (long long)t_gemm / 1000000, ngemm);
+	frac_bo_destroy(&self->dev, &c);
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
 	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	direct_counts(&self->dev, 0, &sub0, &dir0);
 
 	ASSERT_EQ(0, pipe(pfd));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		struct frac_submit_opts low = { .priority = DRM_FRAC_PRIO_LOW };
+		struct sched_param sp = { .sched_priority = 1 };
 		struct frac_dev child = { .fd = -1 };
-		struct frac_bo src = { 0 }, dst = { 0 };
+		struct frac_bo ca = { 0 }, cb = { 0 }, cc = { 0 };
 		uint32_t id;
 
 		close(pfd[0]);
-		uint64_t offs[2];
-
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus))
+			_exit(4);
 		if (frac_open(self->dev.index, &child) ||
-		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &src) ||
-		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &dst) ||
-		    bo_info(child.fd, src.handle, &info))
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &ca) ||
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cb) ||
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cc))
 			_exit(1);
-		offs[1] = info.devmem_offset;
-		if (bo_info(child.fd, dst.handle, &info))
+		if (bo_info(child.fd, cc.handle, &info))
 			_exit(1);
 		offs[0] = info.devmem_offset;
-		memset(src.map, 0x5c, SZ);
+		if (bo_info(child.fd, ca.handle, &info))
+			_exit(1);
+		offs[1] = info.devmem_offset;
+		if (bo_info(child.fd, cb.handle, &info))
+			_exit(1);
+		offs[2] = info.devmem_offset;
+		for (i = 0; i < DIM * DIM; i++)
+			((float *)ca.map)[i] = ((float *)cb.map)[i] = 1.0f;
 		frac_cmdlist_init(&cl);
-		if (frac_cmd_copy(&cl, &dst, 0, &src, 0, SZ) ||
-		    frac_submit(&child, 0, &cl, NULL, &id))
+		for (i = 0; i < ngemm; i++)
+			if (frac_cmd_gemm(&cl, DRM_FRAC_GEMM_FP32, DIM, DIM, DIM, &ca, 0, &cb, 0,
+					  &cc, 0))
+				_exit(2);
+		/* From the SUBMIT on, CPU 1 is this process's alone. */
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			_exit(5);
+		if (frac_submit(&child, 0, &cl, &low, &id))
 			_exit(2);
 		if (write(pfd[1], offs, sizeof(offs)) != sizeof(offs))
 			_exit(3);
 		for (;;)
-			pause();
+			;
 	}
 	close(pfd[1]);
-	ASSERT_EQ(16, read(pfd[0], offs, 16)) TH_LOG("the child could not submit");
+	if (read(pfd[0], offs, sizeof(offs)) != sizeof(offs)) {
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(0) TH_LOG("the child could not submit: exit %d", WEXITSTATUS(st));
+	}
 	off = offs[0];
 	close(pfd[0]);
+	for (i = 0; i < 3; i++) {
+		frac_cmdlist_init(&cl);
+		for (j = 0; j < hold_cmds[i]; j++)
+			ASSERT_EQ(0, frac_cmd_nop(&cl));
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, &normal, &ids[i]));
+	}
 	direct_counts(&self->dev, 0, &sub1, &dir1);
-	EXPECT_EQ(dir0 + 1, dir1) TH_LOG("the child's copy did not go direct: the test proves nothing");
+	EXPECT_EQ(dir0 + 1, dir1) TH_LOG("the child's job did not go direct: the test proves nothing");
+	EXPECT_EQ(sub0 + 1, sub1) TH_LOG("run_job ran while the child held CPU 1: the test proves nothing");
 	t_kill = frac_mono_ns();
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	TH_LOG("the child's file closed %lld ms after the kill",
+	       (long long)(frac_mono_ns() - t_kill) / 1000000);
 
 	/* A new BO on the destination's range, as soon as there is one. */
 	for (;;) {
@@ -1537,10 +1585,11 @@ TEST_F_TIMEOUT(direct, killed_file_direct_copy_keeps_its_destination, 120)
 				break;
 			}
 			/*
-			 * Keep the child's source range once it comes back, so that
-			 * the allocator moves on to the destination's.
+			 * Keep the child's operands' ranges once they come back, so
+			 * that the allocator moves on to the result's.
 			 */
-			if (info.devmem_offset == offs[1] && !nmine)
+			if ((info.devmem_offset == offs[1] || info.devmem_offset == offs[2]) &&
+			    nmine < FRAC_ARRAY_SIZE(mine))
 				mine[nmine++] = fresh;
 			else
 				frac_bo_destroy(&self->dev, &fresh);
@@ -1553,8 +1602,13 @@ TEST_F_TIMEOUT(direct, killed_file_direct_copy_keeps_its_destination, 120)
 	}
 	TH_LOG("the range came back %lld ms after the kill",
 	       (long long)(frac_mono_ns() - t_kill) / 1000000);
+	/*
+	 * A pattern of this file's own: a GEMM that read operands reused (and
+	 * cleared) by now writes zeros, and must show too.
+	 */
+	cpu_fill(fresh.map, SZ, FRAC_POISON64);
 	sample(fresh.map, SZ / NS, s0, NS);
-	/* Every holder ended, and the copy behind them had its time. */
+	/* The holders ended: they were behind the killed job on the ring. */
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, frac_wait(&self->dev, ids[i], 15 * FRAC_NSEC, &res));
 		EXPECT_EQ(0, res.status);
@@ -1562,13 +1616,15 @@ TEST_F_TIMEOUT(direct, killed_file_direct_copy_keeps_its_destination, 120)
 	usleep(SETTLE_US);
 	sample(fresh.map, SZ / NS, s1, NS);
 	d = sample_diff(s0, s1, NS);
-	EXPECT_EQ(-1, d) TH_LOG("the new BO changed at %#lx: %#llx -> %#llx: the killed job's "
-				"copy wrote into it", d * (long)(SZ / NS),
+	EXPECT_EQ(-1, d) TH_LOG("the new BO changed at %#lx: %#llx -> %#llx: the killed job "
+				"wrote into it", d * (long)(SZ / NS),
 				(unsigned long long)s0[d < 0 ? 0 : d],
 				(unsigned long long)s1[d < 0 ? 0 : d]);
 	frac_bo_destroy(&self->dev, &fresh);
 	for (i = 0; i < nmine; i++)
 		frac_bo_destroy(&self->dev, &mine[i]);
+	frac_bo_destroy(&self->dev, &a);
+	frac_bo_destroy(&self->dev, &b);
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
