@@ -65,6 +65,9 @@ void frac_job_put_work(struct work_struct *work)
 	struct frac_job *job, *next;
 
 	llist_for_each_entry_safe(job, next, list, put_node) {
+		/* A direct job's ring slots, held until it left the ring */
+		if (job->direct_credits)
+			frac_job_unqueue(job);
 		if (job->keep_bos)
 			frac_job_quarantine(fdev, job);
 		else
@@ -114,19 +117,20 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	if (trace_frac_job_done_enabled() && !job->hw_fence->ops)
 		frac_job_done_unrun(job);
 	drm_sched_job_cleanup(sched_job);
-	/* drm_sched dropped it before its run_job: its file was closed. */
-	if (unlikely(job->queued || job->direct_credits))
-		frac_job_unqueue(job);
 	/*
 	 * A direct job is on the ring from SUBMIT on; drm_sched frees one it
 	 * never ran (its entity killed with the file) without waiting for it.
-	 * Nothing it named is put while the device may still touch it: the
-	 * puts wait for its hardware fence, which a completion, a reset or
-	 * removal signals.
+	 * Nothing it named is put, and its ring slots are not counted free,
+	 * while the device may still touch it: that waits for its hardware
+	 * fence, which a completion, a reset or removal signals
+	 * (frac_job_put_work()).
 	 */
 	if (unlikely(job->direct) &&
 	    !dma_fence_add_callback(job->hw_fence, &job->release_cb, frac_job_release_cb))
 		return;
+	/* drm_sched dropped it before its run_job: its file was closed. */
+	if (unlikely(job->queued || job->direct_credits))
+		frac_job_unqueue(job);
 	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
 		llist_add(&job->put_node, &fdev->put_list);
 		queue_work(system_unbound_wq, &fdev->put_work);

@@ -44,9 +44,12 @@ void frac_queue_hw_start(struct frac_queue *q)
 {
 	unsigned long flags;
 
+	/* Under ring_lock: a direct SUBMIT after the restart sees the new ring. */
+	spin_lock(&q->ring_lock);
 	memset(q->sq, 0, q->size * sizeof(*q->sq));
-	memset(q->cq, 0, q->size * sizeof(*q->cq));
 	q->sq_tail = 0;
+	spin_unlock(&q->ring_lock);
+	memset(q->cq, 0, q->size * sizeof(*q->cq));
 	spin_lock_irqsave(&q->cq_lock, flags);
 	q->cq_head = 0;
 	q->phase = true;
@@ -182,10 +185,17 @@ static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job
 
 /* ---- Descriptors onto the ring, the doorbell: run_job or SUBMIT ---------- */
 
-static bool frac_direct_submit = true;
+/*
+ * Off by default: a direct job that drm_sched has not yet taken over is not
+ * timed by drm_sched's timeout (its watchdog is the next job's), and when its
+ * file is killed before the takeover drm_sched signals its finished fence
+ * (the one in its BOs' reservations and its out syncobj) without waiting for
+ * the device. docs/performance.md, 2026-12-05.
+ */
+static bool frac_direct_submit;
 module_param_named(direct_submit, frac_direct_submit, bool, 0644);
 MODULE_PARM_DESC(direct_submit,
-		 "SUBMIT writes a job with nothing to wait for to the ring itself (default: on)");
+		 "SUBMIT writes a job with nothing to wait for to an idle ring itself (default: off)");
 
 /*
  * Write @job's descriptors to its ring and ring the doorbell. The ring has

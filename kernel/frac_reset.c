@@ -136,10 +136,17 @@ static int frac_device_wait_ready(struct frac_device *fdev)
  */
 static void frac_device_wedge(struct frac_device *fdev)
 {
+	u32 i;
+
 	lockdep_assert_held(&fdev->reset_lock);
 	if (!fdev->wedged)
 		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
 	WRITE_ONCE(fdev->wedged, true);
+	/* A direct SUBMIT after the queues restart sees it (frac_job_try_direct()). */
+	for (i = 0; i < fdev->num_queues; i++) {
+		spin_lock(&fdev->queues[i].ring_lock);
+		spin_unlock(&fdev->queues[i].ring_lock);
+	}
 	pci_clear_master(fdev->pdev);
 }
 

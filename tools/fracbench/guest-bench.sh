@@ -157,6 +157,7 @@ for r in $(seq 1 "$reps"); do
 	# D: direct submission (frac.ko's direct_submit) on against off, in a random order per
 	# repetition: P1 and P2 on both devices, each pair run back to back.
 	if want d && [ -w /sys/module/frac/parameters/direct_submit ]; then
+		was=$(cat /sys/module/frac/parameters/direct_submit)
 		for m in $(printf '%s\n' on off | shuf); do
 			echo $([ $m = on ] && echo 1 || echo 0) > /sys/module/frac/parameters/direct_submit
 			$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/d-$m-p1-$r.json"
@@ -169,7 +170,7 @@ for r in $(seq 1 "$reps"); do
 			fi
 			echo "$m" >> "$out/d-order-$r.txt"
 		done
-		echo 1 > /sys/module/frac/parameters/direct_submit
+		echo "$was" > /sys/module/frac/parameters/direct_submit
 	fi
 	# P3: 64 MiB copies, and memcpy of the same size inside the guest.
 	if want p3; then

@@ -36,7 +36,10 @@ extern "C" {
  *   of the device after another job hung, or by a function level reset;
  * - -ENODEV: the device was removed;
  * - -ESRCH: the file was closed before the job ran (it never reached the
- *   device).
+ *   device). Exception: with frac.ko's direct_submit parameter on (off by
+ *   default), a job SUBMIT wrote to the device itself may end -ESRCH while
+ *   the device still runs it, when its file is killed before the scheduler
+ *   took it over (see frac(4)).
  *
  * On a wedged device (a reset the device never confirmed: sysfs frac/wedged
  * reads 1) the jobs that were on it end with -EIO without the device having
@@ -314,6 +317,11 @@ struct drm_frac_submit {
  * -ETIME if @timeout_ns passed first, -EINVAL for an unknown job id (or one
  * whose SUBMIT has not returned yet) or @flags not zero. A job id can be
  * waited for until it has been seen ended once; then it is released.
+ *
+ * A job SUBMIT wrote to the device itself (frac.ko's direct_submit parameter)
+ * has ended for WAIT and poll when the device is done with it; its out
+ * syncobj and the fences on its BOs signal when the scheduler has taken it
+ * over, which may be later.
  *
  * Interrupted by a signal (-EINTR, or a restart under SA_RESTART), WAIT
  * leaves in @timeout_ns the time still to wait, so a restarted WAIT does not
