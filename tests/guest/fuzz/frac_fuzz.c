@@ -326,8 +326,15 @@ struct proc {
 	int dmabuf[NDMABUF];
 	uint32_t released[NSLOT], max_id[NSLOT];
 	uint64_t bo_serial;
-	uint32_t stolen[NSLOT][64];	/* ids released by op_wait_race's WAITs */
+	uint32_t stolen[NSLOT][64];	/* ids released by WAITs of non-owners */
 	unsigned int nstolen[NSLOT];
+	/*
+	 * A WAIT on an id the thread does not own, in flight (0: none). Such a
+	 * WAIT may release the id before its thread records it in stolen[]:
+	 * the owner's WAIT then gets EINVAL for a job it still lists.
+	 */
+	uint32_t spec_id[MAX_THREADS];
+	int spec_slot[MAX_THREADS];
 	pid_t tids[MAX_THREADS];
 };
 static struct proc P;
@@ -623,7 +630,7 @@ static int pick_slot(struct thr *t)
 }
 
 static void job_add(struct thr *t, int slot, unsigned int gen, uint32_t id);
-static void note_stolen(int slot, uint32_t id);
+static void spec_wait_end(struct thr *t, int slot, uint32_t id, bool stolen);
 static bool wait_job_bounded(struct thr *t, int slot, unsigned int gen, uint32_t id,
 			     int64_t bound_ns, struct drm_frac_wait *w);
 
@@ -1377,8 +1384,22 @@ static bool job_unreleased_unraced(int slot, unsigned int gen, uint32_t id)
 		if (P.jobs[i].state != J_FREE && P.jobs[i].id == id && P.jobs[i].slot == slot &&
 		    P.jobs[i].gen == gen && !P.jobs[i].raced)
 			found = true;
+	/* Another thread's WAIT took it, or may have and not yet said so. */
+	for (i = 0; i < 64; i++)
+		if (P.stolen[slot][i] == id)
+			found = false;
+	for (i = 0; i < MAX_THREADS; i++)
+		if (P.spec_id[i] == id && P.spec_slot[i] == slot)
+			found = false;
 	pthread_mutex_unlock(&P.lock);
 	return found;
+}
+
+/* Under P.lock: this thread's WAIT on an id it does not own begins (0: ends). */
+static void spec_wait_locked(struct thr *t, int slot, uint32_t id)
+{
+	P.spec_slot[t->idx] = slot;
+	P.spec_id[t->idx] = id;
 }
 
 /*
@@ -1465,6 +1486,8 @@ static void op_wait(struct thr *t)
 		}
 		break;
 	}
+	if (!own)
+		spec_wait_locked(t, slot, id);
 	pthread_mutex_unlock(&P.lock);
 
 	memset(&w, 0xa5, sizeof(w));
@@ -1481,6 +1504,8 @@ static void op_wait(struct thr *t)
 	if (w.timeout_ns < 0 && !own)
 		w.timeout_ns = 1000000;		/* an unknown id answers at once anyway */
 	r = xioctl(t, IO_WAIT, slot, DRM_IOCTL_FRAC_WAIT, &w, sizeof(w), 0, NULL, 0);
+	if (!own)
+		spec_wait_end(t, slot, id, !r.err && !r.raced);
 	if (r.raced)
 		goto unclaim;
 	if (!r.err) {
@@ -1489,14 +1514,13 @@ static void op_wait(struct thr *t)
 			fail(F_STATE, "WAIT of job %u succeeded after it was seen ended", id);
 		if (w.flags)
 			fail(F_STATE, "WAIT with flags %#x succeeded", w.flags);
-		if (!own)
-			note_stolen(slot, id);
 		job_released(slot, gen, id);
 		return;
 	}
-	if (r.err == EINVAL && claimed >= 0 && !w.flags &&
-	    job_unreleased_unraced(slot, gen, id)) {
-		fail(F_STATE, "WAIT of own job %u not yet seen ended: EINVAL", id);
+	if (r.err == EINVAL && claimed >= 0 && !w.flags) {
+		/* Gone from the file's table: released by us, or by another's WAIT. */
+		if (job_unreleased_unraced(slot, gen, id))
+			fail(F_STATE, "WAIT of own job %u not yet seen ended: EINVAL", id);
 		job_released(slot, gen, id);
 		return;
 	}
@@ -1510,11 +1534,13 @@ unclaim:
 	}
 }
 
-/* A WAIT released an id its SUBMIT's thread may not have recorded yet. */
-static void note_stolen(int slot, uint32_t id)
+/* The WAIT spec_wait_locked() announced returned; @stolen: it released @id. */
+static void spec_wait_end(struct thr *t, int slot, uint32_t id, bool stolen)
 {
 	pthread_mutex_lock(&P.lock);
-	P.stolen[slot][P.nstolen[slot]++ % 64] = id;
+	if (stolen)
+		P.stolen[slot][P.nstolen[slot]++ % 64] = id;
+	P.spec_id[t->idx] = 0;
 	pthread_mutex_unlock(&P.lock);
 }
 
@@ -1535,13 +1561,14 @@ static void op_wait_race(struct thr *t)
 		pthread_mutex_lock(&P.lock);
 		memset(&w, 0, sizeof(w));
 		w.job_id = P.max_id[slot] + 1 + (k & 1);
+		spec_wait_locked(t, slot, w.job_id);
 		pthread_mutex_unlock(&P.lock);
 		w.timeout_ns = k & 2 ? 0 : 1000;
 		r = xioctl(t, IO_WAIT, slot, DRM_IOCTL_FRAC_WAIT, &w, sizeof(w), 0, NULL, 0);
+		spec_wait_end(t, slot, w.job_id, !r.err && !r.raced);
 		if (!r.err && !r.raced) {
 			/* Someone's job: it is released now, its owner will see EINVAL. */
 			check_wait_result(t, &w, w.job_id);
-			note_stolen(slot, w.job_id);
 			job_released(slot, P.gen[slot], w.job_id);
 		}
 	}
