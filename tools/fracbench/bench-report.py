@@ -109,6 +109,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("raw", help="directory of raw per-repetition JSON files")
     ap.add_argument("--json", metavar="OUT", help="also write the summary as JSON")
+    ap.add_argument("--meta", metavar="FILE",
+                    help="a JSON object (commit, dirty, date, machine, device, params) "
+                    "copied into the summary, for fracregress import-bench")
     args = ap.parse_args()
     if not os.path.isdir(args.raw):
         ap.exit(2, f"bench-report: {args.raw}: not a directory\n")
@@ -307,7 +310,11 @@ def main():
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"raw": os.path.abspath(raw), "figures": res}, f, indent=1)
+            doc = {"raw": os.path.abspath(raw), "figures": res}
+            if args.meta:
+                with open(args.meta) as m:
+                    doc.update(json.load(m))
+            json.dump(doc, f, indent=1)
     only = (os.environ.get("FRAC_BENCH_ONLY") or "p1,p2,p3").split(",")
     missing = [k for k, f in (("P1_p50", "p1"), ("P2", "p2"), ("P3", "p3"))
                if f in only and not res.get(k)]

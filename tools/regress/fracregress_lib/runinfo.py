@@ -331,9 +331,12 @@ def import_bench(path, repo, qemu=None):
     date = (f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}Z" if m else
             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(path))))
     commit, dirty = doc.get("commit"), doc.get("dirty")
-    if commit is None:      # today's summaries do not record it: the tree's, marked so
+    if commit is None:      # summaries before 2026-12-05 do not record it: the tree's, marked so
         commit, dirty = git_state(repo)
         params["commit_from"] = "the work tree at import time, not recorded by make bench"
+    if not doc.get("machine"):
+        params["machine_from"] = "this host at import time, not recorded by make bench"
+    params.update(doc.get("params") or {})
     stages = fraclat_stages(raw) if os.path.isdir(raw) else {}
     run = {"format": RUN_FORMAT, "commit": commit, "dirty": bool(dirty), "date": date,
            "machine": doc.get("machine") or machine(qemu), "device": doc.get("device", {}),

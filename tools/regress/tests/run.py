@@ -34,9 +34,10 @@ sys.path.insert(0, TOOL)
 
 import numpy as np  # noqa: E402
 
-from fracregress_lib import attribution, changepoint, report, runinfo, store, verdict  # noqa
+from fracregress_lib import attribution, changepoint, history, report, runinfo, store, verdict  # noqa
 
 FRACREGRESS = os.path.join(TOOL, "fracregress")
+REPO = os.path.dirname(os.path.dirname(TOOL))
 PG_BIN = "/usr/lib/postgresql/15/bin"
 # Stated figures (README.md, "What was measured"); the tests fail beyond them.
 CP_TOLERANCE = 2            # change point index, +- points
@@ -630,6 +631,71 @@ def t_import():
     shutil.rmtree(os.path.join(T, "bench", "20261201T120000Z"))
     run = runinfo.import_bench(summary, TOOL, None)
     assert "summary" in run["params"]["reps_from"] and "P1_p50.ratio_summary" in run["metrics"]
+
+
+@test("import-bench: a summary that records its commit, dirty flag, machine, devices and "
+      "parameters (make bench since 2026-12-05) keeps them, and is not marked as guessed")
+def t_import_meta():
+    summary = fake_bench(os.path.join(T, "bench-meta"))
+    doc = json.load(open(summary))
+    mach = {"cpu_model": "meta cpu", "cores": 2, "kernel": "6.12.0-meta", "qemu_hash": "cd" * 32}
+    doc.update(commit="a" * 40, dirty=True, machine=mach, device={"frac0": "zero-latency=on"},
+               params={"reps": 3, "only": "p1,p2"})
+    json.dump(doc, open(summary, "w"))
+    run = runinfo.import_bench(summary, TOOL, None)
+    assert run["commit"] == "a" * 40 and run["dirty"], run["commit"]
+    assert run["machine"]["cpu_model"] == "meta cpu" and run["machine"]["fingerprint"]
+    assert run["device"] == {"frac0": "zero-latency=on"}
+    assert run["params"]["reps"] == 3 and run["params"]["only"] == "p1,p2"
+    assert "commit_from" not in run["params"] and "machine_from" not in run["params"]
+
+
+@test("export and history: a run exported and added again is the same run; history shows "
+      "one row per run and the change point of a 25% step; --update rewrites only the "
+      "generated section, and a file without its markers is one line, exit 2")
+def t_history():
+    db = os.path.join(T, "hist.db")
+    st = store.Store(db)
+    rng = np.random.default_rng(700)
+    for i in range(16):
+        run = synth_run(rng, f"{i:02x}" * 20, f"2026-12-{1 + i // 8:02d}T{i % 8:02d}:00:00Z")
+        level = 1.0 if i < 10 else 1.25
+        run["metrics"]["P2.ratio"] = {"unit": "x", "better": "higher",
+                                      "slices": list(level * rng.lognormal(0, 0.02, 5))}
+        st.add_run(run)
+    st.close()
+    exp = os.path.join(T, "exported.json")
+    assert cli("export", "3", "-o", exp, db=db).returncode == 0
+    db2 = os.path.join(T, "hist2.db")
+    assert cli("add", exp, db=db2).returncode == 0
+    a, b = store.Store(db), store.Store(db2)
+    ra, rb = a.run(3), b.run(1)
+    for k in ("commit", "dirty", "date", "device", "params", "machine"):
+        assert ra[k] == rb[k], (k, ra[k], rb[k])
+    assert a.metrics(3) == b.metrics(1) and a.stages(3) == b.stages(1)
+    a.close()
+    b.close()
+    p = cli("history", db=db)
+    assert p.returncode == 0, p.stderr
+    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| ") and ln[2].isdigit()]
+    assert len(rows) == 16, p.stdout
+    cps = [ln for ln in p.stdout.splitlines() if ln.startswith("- P2.ratio: at run")]
+    assert len(cps) == 1 and "at run 11 " in cps[0] and "+25" in cps[0], p.stdout
+    doc = os.path.join(T, "perf.md")
+    open(doc, "w").write("# hand\nabove\n" + history.BEGIN + "\nold\n" + history.END +
+                         "\nbelow\n")
+    p = cli("history", "--update", doc, db=db)
+    assert p.returncode == 0, p.stderr
+    text = open(doc).read()
+    assert text.startswith("# hand\nabove\n" + history.BEGIN) and text.endswith(
+        history.END + "\nbelow\n") and "old" not in text and "| 16 |" in text, text
+    assert cli("history", "--update", doc, db=db).stdout.endswith("unchanged\n")
+    open(doc, "w").write("no markers\n")
+    p = cli("history", "--update", doc, db=db)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert open(doc).read() == "no markers\n"
+    p = cli("history", "--metric", "nosuch", db=db)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
 def cli(*args, db=None):
