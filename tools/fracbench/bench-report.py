@@ -308,13 +308,20 @@ def main():
                             tload("t-notrace-lat", lambda d: d["lat_ns"]["p50"]),
                             "us", 1e3, 2, "disabled/none (goal ~1.0)")
 
+    meta = {}
+    if args.meta:       # unreadable: the summary is still written, without it
+        try:
+            with open(args.meta) as m:
+                meta = json.load(m)
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            print(f"bench-report: --meta {args.meta}: {e}; the summary records no commit "
+                  "or machine", file=sys.stderr)
+            meta = {}
     if args.json:
         with open(args.json, "w") as f:
-            doc = {"raw": os.path.abspath(raw), "figures": res}
-            if args.meta:
-                with open(args.meta) as m:
-                    doc.update(json.load(m))
-            json.dump(doc, f, indent=1)
+            json.dump(dict(meta, raw=os.path.abspath(raw), figures=res), f, indent=1)
     only = (os.environ.get("FRAC_BENCH_ONLY") or "p1,p2,p3").split(",")
     missing = [k for k, f in (("P1_p50", "p1"), ("P2", "p2"), ("P3", "p3"))
                if f in only and not res.get(k)]

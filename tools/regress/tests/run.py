@@ -603,6 +603,7 @@ def t_import():
     assert abs(m["P1.ratio_p50"]["slices"][0] - m["P1.frac.p50_us"]["slices"][0] /
                m["P1.nvme.p50_us"]["slices"][0]) < 1e-12
     assert run["date"] == "2026-12-01T12:00:00Z" and run["machine"]["fingerprint"]
+    assert run["params"]["commit_from"] and run["params"]["machine_from"]
     st = store.Store(os.path.join(T, "imp.db"))
     rid = st.add_run(run)
     assert st.metrics(rid)["P1.nvme.p50_us"]["unit"] == "us"
@@ -659,6 +660,9 @@ def t_history():
     rng = np.random.default_rng(700)
     for i in range(16):
         run = synth_run(rng, f"{i:02x}" * 20, f"2026-12-{1 + i // 8:02d}T{i % 8:02d}:00:00Z")
+        if i == 2:      # exported below: a label, a dirty tree, and a bucket without high
+            run.update(label="head", dirty=True)
+            run["stages"]["exec"]["buckets"][-1]["high"] = None
         level = 1.0 if i < 10 else 1.25
         run["metrics"]["P2.ratio"] = {"unit": "x", "better": "higher",
                                       "slices": list(level * rng.lognormal(0, 0.02, 5))}
@@ -670,30 +674,37 @@ def t_history():
     assert cli("add", exp, db=db2).returncode == 0
     a, b = store.Store(db), store.Store(db2)
     ra, rb = a.run(3), b.run(1)
-    for k in ("commit", "dirty", "date", "device", "params", "machine"):
+    assert ra["label"] == "head" and ra["dirty"], ra
+    for k in ("commit", "dirty", "date", "device", "params", "machine", "label"):
         assert ra[k] == rb[k], (k, ra[k], rb[k])
     assert a.metrics(3) == b.metrics(1) and a.stages(3) == b.stages(1)
     a.close()
     b.close()
     p = cli("history", db=db)
     assert p.returncode == 0, p.stderr
-    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| ") and ln[2].isdigit()]
-    assert len(rows) == 16, p.stdout
-    cps = [ln for ln in p.stdout.splitlines() if ln.startswith("- P2.ratio: at run")]
-    assert len(cps) == 1 and "at run 11 " in cps[0] and "+25" in cps[0], p.stdout
+    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| 2026-12-")]
+    assert len(rows) == 16 and "| 2026-12-01T02:00:00Z | 0202020+ |" in rows[2], p.stdout
+    cps = [ln for ln in p.stdout.splitlines() if ln.startswith("- P2.ratio: at ")]
+    assert len(cps) == 1 and "at 2026-12-02T02:00:00Z 0a0a0a0:" in cps[0] and "+25" in cps[0], \
+        p.stdout
     doc = os.path.join(T, "perf.md")
-    open(doc, "w").write("# hand\nabove\n" + history.BEGIN + "\nold\n" + history.END +
-                         "\nbelow\n")
-    p = cli("history", "--update", doc, db=db)
-    assert p.returncode == 0, p.stderr
-    text = open(doc).read()
-    assert text.startswith("# hand\nabove\n" + history.BEGIN) and text.endswith(
-        history.END + "\nbelow\n") and "old" not in text and "| 16 |" in text, text
-    assert cli("history", "--update", doc, db=db).stdout.endswith("unchanged\n")
-    open(doc, "w").write("no markers\n")
-    p = cli("history", "--update", doc, db=db)
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert open(doc).read() == "no markers\n"
+    for eol in ("\n", "\r\n"):
+        with open(doc, "w", newline="") as f:
+            f.write(eol.join(["# hand", "above", history.BEGIN, "old", history.END, "below",
+                              ""]))
+        p = cli("history", "--update", doc, db=db)
+        assert p.returncode == 0, p.stderr
+        text = open(doc, newline="").read()
+        assert text.startswith(eol.join(["# hand", "above", history.BEGIN, ""])) and \
+            text.endswith(eol.join([history.END, "below", ""])) and "old" not in text, text
+        assert "| 2026-12-02T07:00:00Z |" in text and text.count("\n") == text.count(eol)
+        assert cli("history", "--update", doc, db=db).stdout.endswith("unchanged\n")
+    for bad in ("no markers\n", history.END + "\n" + history.BEGIN + "\n",
+                "`" + history.BEGIN + "`\n" + history.END + "\n"):
+        open(doc, "w").write(bad)
+        p = cli("history", "--update", doc, db=db)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert open(doc).read() == bad
     p = cli("history", "--metric", "nosuch", db=db)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
