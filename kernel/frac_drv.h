@@ -99,10 +99,20 @@ struct frac_queue {
 	/* Seqno of the last job that ended; written under cq_lock, read without */
 	u64 seqno_done;
 
-	/* Protects cq_head, phase, slot_job[], the partial-job state below */
+	/*
+	 * Protects cq_head, phase, cq_db_stopped, slot_job[], the partial-job
+	 * state below, and orders the CQ_HEAD doorbell (written under it).
+	 */
 	spinlock_t cq_lock;
 	u32 cq_head;
 	bool phase;
+	/*
+	 * When set (under cq_lock), the interrupt handler does not write
+	 * CQ_HEAD: set before the queue (or the device) is reset, cleared by
+	 * frac_queue_hw_start(). A CQ_HEAD write reaching a queue that the reset
+	 * left disabled is a BAD_DOORBELL device error.
+	 */
+	bool cq_db_stopped;
 	struct frac_job *slot_job[FRAC_RING_ENTRIES];	/* job ending in slot */
 	int part_status;		/* first error of the job in progress */
 	u64 part_start;			/* t_start of its first command */
@@ -310,6 +320,7 @@ static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
 /* frac_queue.c */
 int frac_queues_init(struct frac_device *fdev);
 void frac_queue_hw_start(struct frac_queue *q);
+void frac_queue_stop_cq_db(struct frac_queue *q);
 void frac_device_init_regs(struct frac_device *fdev);
 int frac_job_sched_init(struct frac_queue *q);
 u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq);

@@ -55,8 +55,26 @@ void frac_queue_hw_start(struct frac_queue *q)
 	q->phase = true;
 	q->part_status = 0;
 	q->part_started = false;
+	/* The CQ is empty: a handler before the enable finds nothing to ring. */
+	q->cq_db_stopped = false;
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 	frac_queue_hw_program(q);
+}
+
+/*
+ * Before a reset of @q or of the device: from now on the interrupt handler
+ * may still consume records the device wrote (their jobs did end), but does
+ * not ring the CQ doorbell of a queue being reset, which the reset leaves
+ * disabled until frac_queue_hw_start().
+ */
+void frac_queue_stop_cq_db(struct frac_queue *q)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&q->fdev->reset_lock);
+	spin_lock_irqsave(&q->cq_lock, flags);
+	q->cq_db_stopped = true;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
 }
 
 void frac_device_init_regs(struct frac_device *fdev)
@@ -589,7 +607,7 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 		if (stamp)
 			found--;
 	}
-	if (n)
+	if (n && !q->cq_db_stopped)
 		writel(q->cq_head, fdev->regs + FRAC_DB_CQ_HEAD(q->id));
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 	return ended;

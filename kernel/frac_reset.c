@@ -49,8 +49,10 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 	q->part_started = false;
 	/*
 	 * And the records the reset left: an interrupt handler running before
-	 * frac_queue_hw_start() must find nothing to consume, or it would
-	 * ring the CQ doorbell of a queue in reset.
+	 * frac_queue_hw_start() (or ever, on a wedged device) must find
+	 * nothing to consume, or a lost-interrupt scan would count a stale
+	 * error record again; cq_db_stopped keeps it from ringing the CQ
+	 * doorbell meanwhile.
 	 */
 	memset(q->cq, 0, q->size * sizeof(*q->cq));
 	q->cq_head = 0;
@@ -73,6 +75,7 @@ static noinline int frac_queue_hw_reset(struct frac_queue *q)
 	u32 sts;
 	int ret;
 
+	frac_queue_stop_cq_db(q);
 	frac_wr(fdev, FRAC_QREG(q->id, FRAC_Q_CTRL), FRAC_QCTRL_RESET);
 	ret = readl_poll_timeout(fdev->regs + FRAC_QREG(q->id, FRAC_Q_STATUS), sts,
 				 sts == U32_MAX || !(sts & FRAC_QSTS_RESETTING),
@@ -177,8 +180,10 @@ static void frac_device_quiesce_locked(struct frac_device *fdev,
 	int guilty_err = -ETIMEDOUT;
 
 	lockdep_assert_held(&fdev->reset_lock);
-	for (i = 0; i < fdev->num_queues; i++)
+	for (i = 0; i < fdev->num_queues; i++) {
 		frac_queue_stop_submit(&fdev->queues[i]);
+		frac_queue_stop_cq_db(&fdev->queues[i]);
+	}
 	if (frac_device_hw_reset(fdev)) {
 		/* Their ends do not mean the device stopped: say so. */
 		frac_device_wedge(fdev);
@@ -315,8 +320,10 @@ void frac_device_stop(struct frac_device *fdev)
 	u32 i;
 
 	mutex_lock(&fdev->reset_lock);
-	for (i = 0; i < fdev->num_queues; i++)
+	for (i = 0; i < fdev->num_queues; i++) {
 		frac_queue_stop_submit(&fdev->queues[i]);
+		frac_queue_stop_cq_db(&fdev->queues[i]);
+	}
 	/*
 	 * A device that will not confirm it stopped (seen: after a failed AER
 	 * recovery every register reads 0) loses its bus mastering, so it can
