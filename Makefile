@@ -17,7 +17,7 @@ SUBDIRS  := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile lib/Makefile tool
 QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
-.PHONY: all qemu subdirs $(SUBDIRS) deps run install-build install uninstall test-pkg bench regress fuzz test test-kernel test-host test-regress test-regress-guest test-emulator test-guest \
+.PHONY: all qemu subdirs $(SUBDIRS) deps run install-build install uninstall test-pkg bench regress perf-doc fuzz test test-kernel test-host test-regress test-regress-guest test-emulator test-guest \
 	test-debug test-iommu debug-kernel summary clean
 
 all: qemu subdirs
@@ -77,6 +77,18 @@ bench: deps all
 # --cap N, ...).
 regress: deps all
 	@tools/regress/regress $(if $(BASE),--base $(BASE)) $(REGRESS_ARGS)
+
+# docs/performance.md's generated section, from the run files in docs/bench-runs/ (a store
+# built in a temporary file). To keep a make bench run there: tools/regress/fracregress
+# import-bench results/bench/latest.json --export docs/bench-runs/<its stamp>.json, then
+# make perf-doc.
+perf-doc:
+	@ls docs/bench-runs/*.json >/dev/null 2>&1 || \
+		{ echo "perf-doc: no run file in docs/bench-runs/" >&2; exit 2; }
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	LC_ALL=C tools/regress/fracregress --db "$$d/runs.db" add docs/bench-runs/*.json >/dev/null && \
+	tools/regress/fracregress --db "$$d/runs.db" history --source docs/bench-runs \
+		--update docs/performance.md
 
 # A long run of the uAPI fuzzer (tests/guest/fuzz.sh): DURATION=<secs> (default 600), SEED=n,
 # FUZZ_ARGS="--avoid-known --procs 4 ..."; TAP, op logs and console in results/fuzz/.
