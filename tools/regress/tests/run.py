@@ -18,6 +18,7 @@ results/test/host-regress.tap). No guest, no device; every random input is seede
 Usage: tests/run.py [-v]   (from anywhere; needs Debian's python3 and packages)
 """
 
+import glob
 import importlib.util
 import json
 import os
@@ -707,6 +708,21 @@ def t_history():
         assert open(doc).read() == bad
     p = cli("history", "--metric", "nosuch", db=db)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+@test("docs/performance.md's generated section is what fracregress history makes of "
+      "docs/bench-runs/ (make perf-doc): it was not edited by hand")
+def t_perf_doc_current():
+    runs = sorted(glob.glob(os.path.join(REPO, "docs", "bench-runs", "*.json")))
+    assert runs, "docs/bench-runs/ holds no run file"
+    db = os.path.join(T, "perfdoc.db")
+    p = cli("add", *runs, db=db)
+    assert p.returncode == 0, p.stderr
+    doc = os.path.join(T, "performance.md")
+    shutil.copy(os.path.join(REPO, "docs", "performance.md"), doc)
+    p = cli("history", "--source", "docs/bench-runs", "--update", doc, db=db)
+    assert p.returncode == 0 and p.stdout.endswith("unchanged\n"), \
+        p.stdout + p.stderr + " (run make perf-doc)"
 
 
 def cli(*args, db=None):
