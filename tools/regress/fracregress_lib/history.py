@@ -5,6 +5,7 @@ be kept in the repository (docs/bench-runs/) and a store rebuilt from them on an
 `markdown` is the generated part of docs/performance.md: one row per run, one column per
 metric (median and min-max of its slices), and each metric's change points.
 """
+import json
 import os
 
 import numpy as np
@@ -28,6 +29,11 @@ def export_run(st, rid):
     if r["label"]:
         run["label"] = r["label"]
     return run
+
+
+def run_file_text(st, rid):
+    """export_run as the text of a run file (sorted keys: stable diffs in docs/bench-runs/)."""
+    return json.dumps(export_run(st, rid), indent=1, sort_keys=True) + "\n"
 
 
 def default_metrics(st):
