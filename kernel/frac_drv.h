@@ -330,7 +330,8 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 /* frac_reset.c */
 void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 			      int guilty_err, int err);
-void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty);
+void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
+			       struct drm_sched_job *bad);
 int frac_device_hw_reset(struct frac_device *fdev);
 void frac_device_reset(struct frac_device *fdev, int err);
 void frac_device_reset_prepare(struct frac_device *fdev, int err);

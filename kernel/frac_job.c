@@ -356,6 +356,32 @@ static bool frac_job_writes_bo(const struct frac_job *job,
 }
 
 /* Order the job after users of its BOs; returns with the BOs locked. */
+/*
+ * drm_sched_job_add_resv_dependencies(), but for the hardware fences of the
+ * job's own queue, which a direct job publishes (frac_job_push()): that job
+ * is on the ring already, and the device runs a ring's jobs in order, so
+ * this one, written after it, runs after it. As drm_sched has a job wait
+ * only until a job of its own scheduler is written to the ring, not until
+ * it ends.
+ */
+static int frac_job_add_resv_deps(struct frac_job *job, struct dma_resv *resv,
+				  enum dma_resv_usage usage)
+{
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	int ret;
+
+	dma_resv_for_each_fence(&cursor, resv, usage, fence) {
+		if (fence->context == job->q->fence_context)
+			continue;
+		/* drm_sched_job_add_dependency() consumes a reference, even failing. */
+		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(fence));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 {
 	u32 i;
@@ -367,10 +393,11 @@ static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ct
 	for (i = 0; i < job->nbos; i++) {
 		struct drm_gem_object *obj = job->bos[i];
 
+		bool write = frac_job_writes_bo(job, obj);
+
 		ret = dma_resv_reserve_fences(obj->resv, 1);
 		if (!ret)
-			ret = drm_sched_job_add_implicit_dependencies(&job->base, obj,
-								      frac_job_writes_bo(job, obj));
+			ret = frac_job_add_resv_deps(job, obj->resv, dma_resv_usage_rw(write));
 		if (ret) {
 			drm_gem_unlock_reservations(job->bos, job->nbos, ctx);
 			return ret;
@@ -380,15 +407,16 @@ static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ct
 }
 ALLOW_ERROR_INJECTION(frac_job_add_deps, ERRNO);
 
-/* Publish the armed job's fence on its BOs and unlock them. */
-static void frac_job_publish(struct frac_job *job, struct ww_acquire_ctx *ctx)
+/* Publish the armed job's @fence on its BOs and unlock them. */
+static void frac_job_publish(struct frac_job *job, struct dma_fence *fence,
+			     struct ww_acquire_ctx *ctx)
 {
 	u32 i;
 
 	for (i = 0; i < job->nbos; i++) {
 		struct drm_gem_object *obj = job->bos[i];
 
-		dma_resv_add_fence(obj->resv, job->finished,
+		dma_resv_add_fence(obj->resv, fence,
 				   frac_job_writes_bo(job, obj) ? DMA_RESV_USAGE_WRITE :
 								  DMA_RESV_USAGE_READ);
 	}
@@ -517,6 +545,7 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 {
 	struct frac_device *fdev = job->fdev;
 	struct frac_file *ff = job->ff;
+	struct dma_fence *end;
 
 	/*
 	 * drm_sched requires arm and push in one critical section per entity:
@@ -528,17 +557,27 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 	mutex_lock(&ff->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->finished = dma_fence_get(&job->base.s_fence->finished);
-	frac_job_publish(job, ctx);
-	if (out_syncobj)
-		drm_syncobj_replace_fence(out_syncobj, job->finished);
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
 	if (trace_frac_job_done_enabled())
 		frac_job_stamp_submit(job);
 	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
-	/* To the ring now, or by run_job once drm_sched finds it ready. */
+	/*
+	 * To the ring now, or by run_job once drm_sched finds it ready; with
+	 * its BOs still locked, so that no job that must wait for this one
+	 * finds them before its fence is on them.
+	 */
 	if (!frac_job_try_direct(job))
 		frac_job_queued(job);
+	/*
+	 * A direct job's end is its hardware fence's: drm_sched would signal
+	 * its finished fence without waiting for the device if the file were
+	 * killed before run_job took the job over (frac_job_try_direct()).
+	 */
+	end = frac_job_end_fence(job);
+	frac_job_publish(job, end, ctx);
+	if (out_syncobj)
+		drm_syncobj_replace_fence(out_syncobj, end);
 	/* Only now, with job->finished and job->direct set, may WAIT find the job. */
 	if (job->id)
 		frac_job_publish_id(ff, job);

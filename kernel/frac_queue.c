@@ -204,11 +204,9 @@ static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job
 /* ---- Descriptors onto the ring, the doorbell: run_job or SUBMIT ---------- */
 
 /*
- * Off by default: a direct job that drm_sched has not yet taken over is not
- * timed by drm_sched's timeout (its watchdog is the next job's), and when its
- * file is killed before the takeover drm_sched signals its finished fence
- * (the one in its BOs' reservations and its out syncobj) without waiting for
- * the device. docs/performance.md, 2026-12-05.
+ * Off by default: it gains latency for a client that waits for one job at a
+ * time, and costs throughput for one that does not (docs/performance.md,
+ * 2026-12-05).
  */
 static bool frac_direct_submit;
 module_param_named(direct_submit, frac_direct_submit, bool, 0644);
@@ -289,13 +287,18 @@ void frac_job_unqueue(struct frac_job *job)
 }
 
 /*
- * Direct submission, from SUBMIT with the file's submit lock held, the job
- * armed and not yet pushed: when nothing stands in its way, write the job to
- * the ring now rather than in drm_sched's run_job work item, one wakeup and
- * one hop later (ivpu and qaic submit from the ioctl; nvme rings its
- * doorbell in the submitting syscall). The job is then pushed as any other:
- * drm_sched still times it out, recovers it, signals its finished fence and
- * frees it; its run_job only hands back the hardware fence.
+ * Direct submission, from SUBMIT with the file's submit lock held and its
+ * BOs' reservations locked, the job armed and not yet pushed nor published:
+ * when nothing stands in its way, write the job to the ring now rather than
+ * in drm_sched's run_job work item, one wakeup and one hop later (ivpu and
+ * qaic submit from the ioctl; nvme rings its doorbell in the submitting
+ * syscall). The job is then pushed as any other: drm_sched takes it over at
+ * its run_job, which only hands back the hardware fence, and from then on
+ * times it out, recovers it and frees it. Until then its end is its
+ * hardware fence's alone, and that is the fence SUBMIT publishes for it (in
+ * its BOs' reservations and its out syncobj; frac_job_push()): drm_sched
+ * signals the finished fence of a job it never ran (its entity killed with
+ * the file) at once, while the device may still run it.
  * Nothing stands in the way when:
  *  - direct submission is on (the direct_submit parameter);
  *  - every fence the job depends on has signalled;
@@ -635,6 +638,34 @@ static bool frac_job_hw_ended(struct frac_job *job)
 }
 
 /*
+ * The oldest job on @q's ring, with a reference; NULL when the ring holds
+ * none. Jobs end in ring order, so this is the one the others wait behind.
+ */
+static struct frac_job *frac_queue_oldest_job_get(struct frac_queue *q)
+{
+	struct frac_job *job = NULL;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&q->cq_lock, flags);
+	for (i = 0; i < q->size && !job; i++)
+		job = q->slot_job[(q->cq_head + i) & (q->size - 1)];
+	if (job)
+		kref_get(&job->ref);
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+	return job;
+}
+
+/* @guilty hung: count it and say so, before its queue is recovered. */
+static void frac_queue_timed_out(struct frac_queue *q, struct frac_job *guilty)
+{
+	atomic64_inc(&q->timeouts);
+	frac_warn(q->fdev, "q%u seqno %llu (context %u job %u%s) timed out, resetting queue\n",
+		  q->id, guilty->seqno, guilty->ff->id, guilty->id,
+		  guilty->direct ? ", direct" : "");
+}
+
+/*
  * A job outlived the job timeout; drm_sched took it off the pending list
  * before calling us. A job ends only through its hardware fence, and only
  * once the ring no longer holds it (frac_queue_process_cq(),
@@ -657,6 +688,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
+	struct frac_job *guilty = NULL;
 	bool ended;
 	int idx;
 
@@ -702,13 +734,20 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 		if (!fdev->in_pci_reset)
 			drm_sched_wqueue_start(&q->sched);
 	} else {
-		atomic64_inc(&q->timeouts);
-		frac_warn(fdev, "q%u seqno %llu (context %u job %u) timed out, resetting queue\n",
-			  q->id, job->seqno, job->ff->id, job->id);
-		frac_queue_recover_locked(q, job);
+		/*
+		 * The one to blame is the oldest job on the ring: a direct
+		 * job ahead of this one, which drm_sched had not yet taken
+		 * over (and so not timed) when run_job wrote this one behind
+		 * it, is what kept it from running.
+		 */
+		guilty = frac_queue_oldest_job_get(q);
+		frac_queue_timed_out(q, guilty ?: job);
+		frac_queue_recover_locked(q, guilty ?: job, sched_job);
 	}
 	fdev->recovering = false;
 	mutex_unlock(&fdev->reset_lock);
+	if (guilty)
+		frac_job_put(guilty);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }

@@ -219,9 +219,13 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
  * the queue and wait for it to quiesce (falling back to a device reset), end
  * the ring's jobs (@guilty -ETIMEDOUT, the others -ECANCELED) through their
  * hardware fences, and only then let drm_sched free them and go on. Jobs not
- * yet on the ring are untouched.
+ * yet on the ring are untouched. @bad is the job drm_sched's timeout took off
+ * its pending list, handed back to drm_sched_stop(); @guilty is @bad's job,
+ * or a direct job ahead of it on the ring that drm_sched had not yet taken
+ * over when run_job wrote @bad (frac_job_timedout()).
  */
-void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
+void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
+			       struct drm_sched_job *bad)
 {
 	struct frac_device *fdev = q->fdev;
 
@@ -232,7 +236,7 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
 		 * (@guilty too) before it set the flag. Keep the job where
 		 * drm_sched frees it; reset_done() restarts the scheduler.
 		 */
-		drm_sched_stop(&q->sched, &guilty->base);
+		drm_sched_stop(&q->sched, bad);
 		return;
 	}
 	/* Before the reset: it clears the queue's registers. */
@@ -242,7 +246,7 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
 		/* Counted before the jobs end: their waiters see the count. */
 		atomic64_inc(&q->resets);
 		frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -ECANCELED);
-		drm_sched_stop(&q->sched, &guilty->base);
+		drm_sched_stop(&q->sched, bad);
 		frac_queue_hw_start(q);
 		drm_sched_start(&q->sched);
 		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
@@ -252,7 +256,7 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty)
 	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, -ETIMEDOUT);
 	atomic64_inc(&fdev->device_resets);
 	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
-	drm_sched_stop(&q->sched, &guilty->base);
+	drm_sched_stop(&q->sched, bad);
 	frac_device_resume_locked(fdev, q);
 	drm_sched_start(&q->sched);
 }

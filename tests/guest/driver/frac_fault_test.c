@@ -179,6 +179,27 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
 }
 
 /*
+ * With frac.ko's direct_submit on, a file's job on an idle queue, with no
+ * other job of the file outstanding, goes direct (SUBMIT writes it to the
+ * ring): a hang is then a direct job's. drm_sched times it only once its
+ * run_job has taken it over, its BOs' reservations hold its hardware fence
+ * rather than drm_sched's finished fence, and it is to take the blame rather
+ * than a job run_job wrote behind it before the takeover. faults.sh runs the
+ * hang tests with it off and on; @n of the test's jobs must have gone direct
+ * when it is on, none when off.
+ */
+static void expect_direct(struct __test_metadata *_metadata, const struct frac_dev *dev,
+			  uint64_t before, uint64_t n)
+{
+	int on = frac_t_modparam_bool("direct_submit");
+	uint64_t now = frac_t_counter(dev, "jobs_direct");
+
+	EXPECT_EQ(before + (on == 1 ? n : 0), now)
+		TH_LOG("direct_submit %s: %llu jobs went direct", on == 1 ? "on" : "off",
+		       (unsigned long long)(now - before));
+}
+
+/*
  * hang: the queue stops. Its first job times out (-ETIMEDOUT) and the queue
  * is reset; the jobs behind it on the ring, one of them another file's, are
  * cancelled (-ECANCELED). The other queues' load completes.
@@ -192,8 +213,10 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	struct frac_bo ovictim;
 	uint32_t v1, v2, v3;
 	int64_t t0, ms;
+	uint64_t direct0;
 
 	counters_read(&self->dev, &before);
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
 	ASSERT_EQ(0, frac_open(self->dev.index, &other));
 	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &ovictim));
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
@@ -219,6 +242,7 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	EXPECT_EQ(before.timeouts + 1, after.timeouts);
 	EXPECT_EQ(before.qresets + 1, after.qresets);
 	EXPECT_EQ(before.dresets, after.dresets);
+	expect_direct(_metadata, &self->dev, direct0, 1);
 	all_queues_work(_metadata, self);
 	frac_bo_destroy(&other, &ovictim);
 	frac_close(&other);
@@ -237,7 +261,7 @@ TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
 	struct frac_job_result r;
 	struct frac_dev other;
 	struct frac_bo bo;
-	uint64_t active = 0, after = ~0ull;
+	uint64_t active = 0, after = ~0ull, direct0;
 	uint32_t id;
 	int ret;
 
@@ -245,6 +269,7 @@ TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
 	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &bo));
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
 	EXPECT_EQ(0ull, active) TH_LOG("active before any job");
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
 	id = victim_job(_metadata, self, &other, &bo, hq, 0, 0);
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
@@ -261,6 +286,7 @@ TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
 	EXPECT_EQ(-ETIMEDOUT, r.status);
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &after));
 	EXPECT_EQ(0ull, after) TH_LOG("active after the job ended");
+	expect_direct(_metadata, &self->dev, direct0, 1);
 	frac_bo_destroy(&other, &bo);
 	frac_close(&other);
 	all_queues_work(_metadata, self);
@@ -301,7 +327,7 @@ TEST_F_TIMEOUT(fault, hang_leaves_coredump, 120)
 {
 	const uint32_t hq = 2 % self->dev.num_queues;
 	struct frac_job_result res;
-	uint64_t dumps0;
+	uint64_t dumps0, direct0;
 	char cmd[PATH_MAX + 1024];
 	uint32_t id;
 	int ret;
@@ -310,10 +336,12 @@ TEST_F_TIMEOUT(fault, hang_leaves_coredump, 120)
 		SKIP(return, "kernel without CONFIG_DEV_COREDUMP");
 	coredumps_dismiss();
 	dumps0 = frac_t_counter(&self->dev, "coredumps");
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, hq == 2 ? "hang 2" : "hang 0"));
 	id = victim_job(_metadata, self, &self->dev, &self->victim, hq, 3, 0);
 	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
 	EXPECT_EQ(-ETIMEDOUT, res.status);
+	expect_direct(_metadata, &self->dev, direct0, 1);
 	/* The dump is taken before the reset and handed on by a work item. */
 	for (int i = 0; i < 50 && frac_t_counter(&self->dev, "coredumps") == dumps0; i++)
 		usleep(100000);
@@ -352,10 +380,12 @@ TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 	struct frac_cmdlist cl;
 	uint32_t ids[10], i, c, ncancelled = 0, nok = 0;
 	struct frac_bo bo;
+	uint64_t direct0;
 
 	ASSERT_EQ(0, frac_t_bo(&self->dev, (uint64_t)njobs * DRM_FRAC_MAX_CMDS * piece, 0, &bo));
 	memset(bo.map, 0, bo.size);
 	counters_read(&self->dev, &before);
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
 	for (i = 0; i < njobs; i++) {
 		frac_cmdlist_init(&cl);
@@ -385,6 +415,7 @@ TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 	counters_read(&self->dev, &after);
 	EXPECT_EQ(before.timeouts + 1, after.timeouts);
 	EXPECT_EQ(before.qresets + 1, after.qresets);
+	expect_direct(_metadata, &self->dev, direct0, 1);
 	frac_bo_destroy(&self->dev, &bo);
 	all_queues_work(_metadata, self);
 }

@@ -28,6 +28,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
+#include <linux/sync_file.h>
 #include <linux/udmabuf.h>
 
 #include "frac_test.h"
@@ -1165,36 +1167,22 @@ TEST_F_TIMEOUT(regress, devmem_copy_writes_reused_range_after_device_reset, 120)
 FIXTURE(direct) {
 	struct frac_dev dev;
 	int kmsg;
-	uint64_t was;
+	int was;
 };
-
-/* The bool parameter reads Y or N; ~0 when there is none. */
-static uint64_t direct_param(void)
-{
-	char c = 0;
-	int fd = open(DIRECT_PARAM, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return ~0ull;
-	if (read(fd, &c, 1) != 1)
-		c = 0;
-	close(fd);
-	return c == 'Y' ? 1 : c == 'N' ? 0 : ~0ull;
-}
 
 FIXTURE_SETUP(direct)
 {
 	self->dev.fd = -1;
 	self->kmsg = kmsg_open();
-	self->was = direct_param();
+	self->was = frac_t_modparam_bool("direct_submit");
 	FRAC_OPEN_OR_SKIP(&self->dev);
-	if (self->was == ~0ull)
+	if (self->was < 0)
 		SKIP(return, "frac.ko has no direct_submit parameter");
 }
 
 FIXTURE_TEARDOWN(direct)
 {
-	if (self->was != ~0ull)
+	if (self->was >= 0)
 		frac_t_write_str(DIRECT_PARAM, self->was ? "1" : "0");
 	if (self->dev.fd >= 0)
 		frac_close(&self->dev);
@@ -1568,6 +1556,29 @@ TEST_F_TIMEOUT(direct, submits_race_device_resets_direct_off, 180)
 }
 
 /*
+ * Waits for a sync_file to signal, then reads queue 0's jobs_completed at
+ * once: how many jobs the device had ended when the fence was seen signalled.
+ */
+struct fence_watch {
+	const struct frac_dev *dev;
+	int fd;
+	int ret;		/* poll()'s */
+	int64_t t;		/* when it was seen signalled */
+	uint64_t done;		/* queue 0's jobs_completed then */
+};
+
+static void *fence_watch_run(void *arg)
+{
+	struct fence_watch *w = arg;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+
+	w->ret = poll(&p, 1, 20000);
+	w->t = frac_mono_ns();
+	w->done = queue_counter(w->dev, 0, "jobs_completed");
+	return NULL;
+}
+
+/*
  * A direct job of a file that is closed before drm_sched took it over.
  *
  * The job is on the ring from SUBMIT on. A child pinned to CPU 1 submits, at
@@ -1584,13 +1595,27 @@ TEST_F_TIMEOUT(direct, submits_race_device_resets_direct_off, 180)
  * be free for another file's new BO while the device still writes results
  * into it. The new BO on that range must never change once allocated: the
  * range comes back only after the job ended.
+ *
+ * And the job's fence (its out syncobj's, the one in its BOs' reservations),
+ * which this process holds as a sync_file taken from the child, must not
+ * signal before the device has ended the job: when it is seen signalled,
+ * queue 0 must have counted the GEMMs' job completed (the holders behind it
+ * on the ring cannot end first). drm_sched signals the finished fence of a
+ * job it never ran at the kill; a direct job's published fence is its
+ * hardware fence.
  */
 TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 {
 	enum { DIM = 1024, SZ = DIM * DIM * 4, NS = 512 };
 	static const uint32_t hold_cmds[] = { 64, 64, 63 };
 	struct frac_submit_opts normal = { .priority = DRM_FRAC_PRIO_NORMAL };
-	uint64_t s0[NS], s1[NS], sub0, dir0, sub1, dir1, off = 0, offs[3];
+	uint64_t s0[NS], s1[NS], sub0, dir0, sub1, dir1, off = 0, offs[4];
+	/* Static: the watcher may outlive this frame if an ASSERT fails. */
+	static struct fence_watch watch;
+	struct sync_file_info sfi;
+	pthread_t watcher;
+	uint64_t done_kill;
+	int pidfd, fence_fd;
 	struct frac_bo mine[2] = { { 0 } }, fresh = { 0 }, a = { 0 }, b = { 0 }, c = { 0 };
 	struct frac_job_result res;
 	struct drm_frac_bo_info info;
@@ -1651,6 +1676,9 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 		struct sched_param sp = { .sched_priority = 1 };
 		struct frac_dev child = { .fd = -1 };
 		struct frac_bo ca = { 0 }, cb = { 0 }, cc = { 0 };
+		struct drm_syncobj_handle h = {
+			.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, .fd = -1,
+		};
 		uint32_t id;
 
 		close(pfd[0]);
@@ -1664,8 +1692,10 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 		if (frac_open(self->dev.index, &child) ||
 		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &ca) ||
 		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cb) ||
-		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cc))
+		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cc) ||
+		    frac_t_syncobj_create(child.fd, &low.out_syncobj))
 			_exit(1);
+		h.handle = low.out_syncobj;
 		if (bo_info(child.fd, cc.handle, &info))
 			_exit(1);
 		offs[0] = info.devmem_offset;
@@ -1687,6 +1717,10 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 			_exit(5);
 		if (frac_submit(&child, 0, &cl, &low, &id))
 			_exit(2);
+		/* The job's fence, for the parent to take (pidfd_getfd). */
+		if (frac_t_ioctl(child.fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h))
+			_exit(7);
+		offs[3] = (uint64_t)h.fd;
 		if (write(pfd[1], offs, sizeof(offs)) != sizeof(offs))
 			_exit(3);
 		for (;;)
@@ -1699,6 +1733,11 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	}
 	off = offs[0];
 	close(pfd[0]);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	ASSERT_LE(0, pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
+	fence_fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)offs[3], 0);
+	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_getfd: %s", strerror(errno));
+	close(pidfd);
 	for (i = 0; i < 3; i++) {
 		frac_cmdlist_init(&cl);
 		for (j = 0; j < hold_cmds[i]; j++)
@@ -1711,11 +1750,17 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	EXPECT_EQ(0, direct_ring_state(&self->dev, 0, &in_ring, &credits));
 	EXPECT_EQ(ngemm, credits) TH_LOG("run_job took the job over before the kill: the test "
 					 "proves nothing");
+	/* Watched from before the kill: the fence may signal with the file's close. */
+	watch.dev = &self->dev;
+	watch.fd = fence_fd;
+	done_kill = queue_counter(&self->dev, 0, "jobs_completed");
+	ASSERT_EQ(0, pthread_create(&watcher, NULL, fence_watch_run, &watch));
 	t_kill = frac_mono_ns();
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	TH_LOG("the child's file closed %lld ms after the kill",
 	       (long long)(frac_mono_ns() - t_kill) / 1000000);
+
 	/*
 	 * Killed before run_job took it over (the credits go back only when
 	 * it leaves the ring), and still running: else this proves nothing.
@@ -1723,6 +1768,7 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	EXPECT_EQ(0, direct_ring_state(&self->dev, 0, &in_ring, &credits));
 	EXPECT_EQ(ngemm, credits) TH_LOG("the job was taken over, or had ended, by the time its "
 					 "file closed: the test proves nothing");
+
 
 	/* A new BO on the destination's range, as soon as there is one. */
 	for (;;) {
@@ -1771,6 +1817,20 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 				"wrote into it", d * (long)(SZ / NS),
 				(unsigned long long)s0[d < 0 ? 0 : d],
 				(unsigned long long)s1[d < 0 ? 0 : d]);
+
+	/* The killed job's fence signals only once the device has ended the job. */
+	ASSERT_EQ(0, pthread_join(watcher, NULL));
+	ASSERT_EQ(1, watch.ret) TH_LOG("the killed job's fence never signalled");
+	memset(&sfi, 0, sizeof(sfi));
+	ASSERT_EQ(0, frac_t_ioctl(fence_fd, SYNC_IOC_FILE_INFO, &sfi));
+	close(fence_fd);
+	TH_LOG("the killed job's fence signalled %lld ms after the kill, status %d",
+	       (long long)(watch.t - t_kill) / 1000000, sfi.status);
+	ASSERT_NE(~0ull, watch.done);
+	EXPECT_LT(done_kill, watch.done) TH_LOG("the killed job's fence signalled while the "
+						"device still ran it: a sharer of its BOs "
+						"saw them idle");
+
 	frac_bo_destroy(&self->dev, &fresh);
 	for (i = 0; i < nmine; i++)
 		frac_bo_destroy(&self->dev, &mine[i]);

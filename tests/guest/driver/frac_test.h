@@ -353,6 +353,22 @@ static inline uint64_t frac_t_modparam(const char *name, uint64_t def)
 	return frac_t_read_u64(path, &v) ? def : v;
 }
 
+/* A bool parameter of frac.ko: 1 (Y), 0 (N), -1 when there is none. */
+static inline int frac_t_modparam_bool(const char *name)
+{
+	char path[128], c = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/frac/parameters/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
+}
+
 /*
  * The value of @key in the fdinfo of @fd, with a KiB/MiB/GiB unit converted
  * to bytes (drm-usage-stats.rst); 0, -ENOENT when the key is absent, -errno.
