@@ -202,6 +202,17 @@ def main():
                            "host memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3h.items()},
                            "GB/s", 1, 2, "guest/host memcpy")
 
+    p3it, p3ii = load(raw, "p3i-translated"), load(raw, "p3i-identity")
+    if p3it or p3ii:
+        res["P3i"] = line("P3i", "frac 64 MiB copy GB/s, IOMMU",
+                          {r: d["gbytes_per_sec"] for r, d in p3it.items()},
+                          "host memcpy 64 MiB GB/s", {r: d["gbytes_per_sec"] for r, d in p3h.items()},
+                          "GB/s", 1, 2, "frac IOMMU/host memcpy")
+        res["P3i_identity"] = line("", "frac 64 MiB copy GB/s, IOMMU",
+                                   {r: d["gbytes_per_sec"] for r, d in p3it.items()},
+                                   "same, identity-mapped", {r: d["gbytes_per_sec"] for r, d in p3ii.items()},
+                                   "GB/s", 1, 2, "translated/identity")
+
     p4n, p4l, p4b, p4t = (load(raw, "p4-none"), load(raw, "p4-fraclat"), load(raw, "p4-bpf"),
                           load(raw, "p4-bpftrace"))
     if p4n and p4b:

@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 reps=${FRAC_BENCH_REPS:-5}
-# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t,d; default
-# all).
-only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t,d},
+# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t,d,p3i;
+# default all). p3i needs the FRAC device behind an IOMMU (tools/fracbench/bench boots a guest
+# with one for it); without, it is left out.
+only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t,d,p3i},
 want() { [[ $only == *,$1,* ]]; }
 out=$FRAC_OUT/bench
 mkdir -p "$out"
@@ -14,7 +15,9 @@ mkdir -p "$out"
 modprobe gpu-sched
 modprobe drm_shmem_helper
 insmod kernel/frac.ko
-[ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
+if want p1 || want p2 || want p2load; then
+	[ -b /dev/nvme0n1 ] || { echo "guest-bench: no /dev/nvme0n1" >&2; exit 1; }
+fi
 
 # accel index of the FRAC device behind PCI bridge $1 (tools/fracbench/bench puts frac1 at 00:10.0)
 accel_behind() {
@@ -117,6 +120,37 @@ json.dump({"cpu_s": secs(u) + secs(s), "window_s": window}, open(to, "w"))
 EOF
 }
 
+# P3i, one repetition: 64 MiB copies with the FRAC device's IOMMU group translated (the
+# kernel's default domain type, read before the first change) and identity-mapped, in a random
+# order. A group's type can be changed only while no driver is bound: frac.ko is unloaded
+# around each change. Writes p3i-translated-R.json and p3i-identity-R.json.
+p3i_default=
+p3i_once() {
+	local grp m t rc=0
+	grp=$(readlink -f "/sys/class/accel/accel$main/device/iommu_group") &&
+		[ -w "$grp/type" ] || { echo "guest-bench: P3i: no IOMMU group for accel$main" >&2; return 1; }
+	[ -n "$p3i_default" ] || p3i_default=$(cat "$grp/type")
+	for m in $(printf 'translated\nidentity\n' | shuf); do
+		t=$p3i_default
+		[ "$m" = identity ] && t=identity
+		rmmod frac
+		if ! echo "$t" > "$grp/type"; then
+			echo "guest-bench: P3i: cannot set $grp/type to $t" >&2
+			rc=1
+		fi
+		insmod kernel/frac.ko
+		find_devs
+		[ "$(cat "$grp/type")" = "$t" ] || continue
+		$fb -m bandwidth -s 64M -n 10 -j > "$out/p3i-$m-$1.json"
+		echo "$m $t" >> "$out/p3i-order-$1.txt"
+	done
+	rmmod frac
+	echo "$p3i_default" > "$grp/type" || rc=1
+	insmod kernel/frac.ko
+	find_devs
+	return $rc
+}
+
 for r in $(seq 1 "$reps"); do
 	echo "guest-bench: repetition $r of $reps" >&2
 	# P1: QD1 round trip of a minimal job vs a 4 KiB O_DIRECT read. -L: on the submitting
@@ -176,6 +210,10 @@ for r in $(seq 1 "$reps"); do
 	if want p3; then
 		$fb -m bandwidth -s 64M -n 10 -j > "$out/p3-frac-$r.json"
 		tools/fracbench/memcpy-bench 64 10 > "$out/p3-guest-memcpy-$r.json"
+	fi
+	# P3i: the copies above through the IOMMU, and identity-mapped (only in a guest with one).
+	if want p3i && [ -e "/sys/class/accel/accel$main/device/iommu_group" ]; then
+		p3i_once "$r" || echo "guest-bench: P3i repetition $r failed" >&2
 	fi
 	# P4: QD32 throughput with nothing attached, with fraclat alone, with fraclat + fracirq +
 	# fracdma, and with a bpftrace script of the same histograms (fraclat.bt following jobs
