@@ -118,11 +118,17 @@ struct frac_queue {
 	u64 part_start;			/* t_start of its first command */
 	bool part_started;
 
-	/* Protects the hardware fence timeline */
-	spinlock_t fence_lock;
-	u64 fence_context;
+	u64 fence_context;		/* of its hardware fences */
 
 	struct drm_gpu_scheduler sched;
+	/*
+	 * The orphan watchdog (frac_queue_orphan_timedout()): the seqno of the
+	 * last direct job drm_sched freed before its run_job took it over (its
+	 * file was killed), which drm_sched never times. Written by free_job,
+	 * read by the watchdog; a queue holds one unended direct job at most.
+	 */
+	u64 orphan_seqno;
+	struct delayed_work orphan_tdr;
 	int irq;
 	struct irq_data *irqd;		/* of @irq: its effective affinity */
 
@@ -163,7 +169,7 @@ struct frac_device {
 	 * Serialises queue and device resets and removal; protects
 	 * in_pci_reset, wedged (written under it, read anywhere with
 	 * READ_ONCE) and each queue's sched_stopped. Lock order: reset_lock,
-	 * then a queue's cq_lock, then its fence_lock.
+	 * then a queue's cq_lock, then a hardware fence's lock.
 	 */
 	struct mutex reset_lock;
 	bool in_pci_reset;		/* between reset_prepare and reset_done */

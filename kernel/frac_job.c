@@ -8,6 +8,7 @@
  * frac_queue.c's; recovery is frac_reset.c's.
  */
 
+#include <linux/dma-fence-unwrap.h>
 #include <linux/dma-resv.h>
 #include <linux/overflow.h>
 #include <linux/poll.h>
@@ -125,9 +126,18 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	 * fence, which a completion, a reset or removal signals
 	 * (frac_job_put_work()).
 	 */
-	if (unlikely(job->direct) &&
-	    !dma_fence_add_callback(job->hw_fence, &job->release_cb, frac_job_release_cb))
-		return;
+	if (unlikely(job->direct)) {
+		/* The callback may free the job as soon as it is added. */
+		struct frac_queue *q = job->q;
+		u64 seqno = job->seqno;
+
+		if (!dma_fence_add_callback(job->hw_fence, &job->release_cb,
+					    frac_job_release_cb)) {
+			/* And drm_sched never timed it: the orphan watchdog does. */
+			frac_queue_watch_orphan(q, seqno);
+			return;
+		}
+	}
 	/* drm_sched dropped it before its run_job: its file was closed. */
 	if (unlikely(job->queued || job->direct_credits))
 		frac_job_unqueue(job);
@@ -355,15 +365,24 @@ static bool frac_job_writes_bo(const struct frac_job *job,
 	return false;
 }
 
-/* Order the job after users of its BOs; returns with the BOs locked. */
 /*
- * drm_sched_job_add_resv_dependencies(), but for the hardware fences of the
- * job's own queue, which a direct job publishes (frac_job_push()): that job
- * is on the ring already, and the device runs a ring's jobs in order, so
- * this one, written after it, runs after it. As drm_sched has a job wait
- * only until a job of its own scheduler is written to the ring, not until
- * it ends.
+ * Make @job wait for @fence, unless it is a hardware fence of the job's own
+ * queue, which a direct job publishes (frac_job_push()): that job is on the
+ * ring already, and the device runs a ring's jobs in order, so this one,
+ * written after it, runs after it (as drm_sched has a job wait for a job of
+ * its own scheduler only until it is written to the ring). Consumes the
+ * reference to @fence.
  */
+static int frac_job_add_dep(struct frac_job *job, struct dma_fence *fence)
+{
+	if (fence->context == job->q->fence_context) {
+		dma_fence_put(fence);
+		return 0;
+	}
+	return drm_sched_job_add_dependency(&job->base, fence);
+}
+
+/* drm_sched_job_add_resv_dependencies(), through frac_job_add_dep(). */
 static int frac_job_add_resv_deps(struct frac_job *job, struct dma_resv *resv,
 				  enum dma_resv_usage usage)
 {
@@ -371,17 +390,35 @@ static int frac_job_add_resv_deps(struct frac_job *job, struct dma_resv *resv,
 	struct dma_fence *fence;
 	int ret;
 
+	dma_resv_assert_held(resv);
 	dma_resv_for_each_fence(&cursor, resv, usage, fence) {
-		if (fence->context == job->q->fence_context)
-			continue;
-		/* drm_sched_job_add_dependency() consumes a reference, even failing. */
-		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(fence));
+		ret = frac_job_add_dep(job, dma_fence_get(fence));
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
+/* drm_sched_job_add_syncobj_dependency(), through frac_job_add_dep(). */
+static int frac_job_add_syncobj_dep(struct frac_job *job, struct drm_file *file, u32 handle)
+{
+	struct dma_fence_unwrap iter;
+	struct dma_fence *fence, *f;
+	int ret;
+
+	ret = drm_syncobj_find_fence(file, handle, 0, 0, &fence);
+	if (ret)
+		return ret;
+	dma_fence_unwrap_for_each(f, &iter, fence) {
+		ret = frac_job_add_dep(job, dma_fence_get(f));
+		if (ret)
+			break;
+	}
+	dma_fence_put(fence);
+	return ret;
+}
+
+/* Order the job after users of its BOs; returns with the BOs locked. */
 static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
 {
 	u32 i;
@@ -392,7 +429,6 @@ static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ct
 		return ret;
 	for (i = 0; i < job->nbos; i++) {
 		struct drm_gem_object *obj = job->bos[i];
-
 		bool write = frac_job_writes_bo(job, obj);
 
 		ret = dma_resv_reserve_fences(obj->resv, 1);
@@ -632,8 +668,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	if (ret)
 		goto err_put_job;
 	if (args->in_syncobj) {
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
-							   args->in_syncobj, 0);
+		ret = frac_job_add_syncobj_dep(job, file, args->in_syncobj);
 		if (ret)
 			goto err_cleanup;
 	}

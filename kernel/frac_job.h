@@ -17,6 +17,12 @@
 struct frac_fence {
 	struct dma_fence base;
 	struct frac_queue *q;
+	/*
+	 * The fence's own lock, not its queue's: a direct job publishes this
+	 * fence (frac_job_push()), so a sync_file or another driver's dma_resv
+	 * may hold it after the device, and the queue with it, are gone.
+	 */
+	spinlock_t lock;
 };
 
 /* An operand resolved at submit time: the BO holds a reference. */
@@ -93,6 +99,7 @@ void frac_job_free(struct drm_sched_job *sched_job);
 
 /* frac_queue.c: submission */
 bool frac_job_try_direct(struct frac_job *job);
+void frac_queue_watch_orphan(struct frac_queue *q, u64 seqno);
 void frac_job_queued(struct frac_job *job);
 void frac_job_unqueue(struct frac_job *job);
 void frac_queue_stop_submit(struct frac_queue *q);

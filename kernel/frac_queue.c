@@ -94,14 +94,23 @@ static const char *frac_fence_driver_name(struct dma_fence *fence)
 	return DRIVER_NAME;
 }
 
+/*
+ * The queue is there while the fence is unsignalled (its job is on the ring;
+ * removal ends every such job before the device goes): an ended job's fence,
+ * which a sync_file or another driver's dma_resv may keep after the device
+ * is gone, no longer names it (as i915's requests).
+ */
 static const char *frac_fence_timeline_name(struct dma_fence *fence)
 {
 	struct frac_fence *f = container_of(fence, struct frac_fence, base);
 
-	return f->q->sched.name;
+	if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->flags))
+		return "signaled";
+	return f->q->name;
 }
 
 static const struct dma_fence_ops frac_fence_ops = {
+	.use_64bit_seqno = true,	/* a queue's u64 seqno, never reset */
 	.get_driver_name = frac_fence_driver_name,
 	.get_timeline_name = frac_fence_timeline_name,
 };
@@ -232,7 +241,8 @@ static void frac_job_ring_locked(struct frac_job *job)
 	if (trace_frac_job_done_enabled())
 		job->stamps.run_ns = ktime_get_ns();
 	f->q = q;
-	dma_fence_init(&f->base, &frac_fence_ops, &q->fence_lock, q->fence_context,
+	spin_lock_init(&f->lock);
+	dma_fence_init(&f->base, &frac_fence_ops, &f->lock, q->fence_context,
 		       job->seqno);
 
 	job->ring_first = q->sq_tail;
@@ -710,6 +720,8 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	}
 
 	mutex_lock(&fdev->reset_lock);
+	/* Again: another recovery may have restarted it before we had the lock. */
+	frac_queue_stop_submit(q);
 	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
 	ended = frac_job_hw_ended(job);
 	if (!ended) {
@@ -752,6 +764,62 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
+/*
+ * The orphan watchdog. A direct job whose file was killed before run_job took
+ * it over is freed by drm_sched without being timed (frac_job_free() keeps
+ * its BOs until its hardware fence signals); that fence, which its BOs'
+ * reservations and out syncobj hold, must still signal if it hangs. A job
+ * behind it on the ring would find it with its own timeout
+ * (frac_job_timedout()); with none, this does, a job timeout after drm_sched
+ * dropped it: the queue is recovered as a timeout would, with the oldest job
+ * on the ring (the direct job: it went direct on an idle ring) to blame.
+ */
+void frac_queue_watch_orphan(struct frac_queue *q, u64 seqno)
+{
+	WRITE_ONCE(q->orphan_seqno, seqno);
+	mod_delayed_work(system_wq, &q->orphan_tdr, msecs_to_jiffies(frac_job_timeout_ms));
+}
+
+static void frac_queue_orphan_timedout(struct work_struct *work)
+{
+	struct frac_queue *q = container_of(to_delayed_work(work), struct frac_queue,
+					    orphan_tdr);
+	struct frac_device *fdev = q->fdev;
+	u64 seqno = READ_ONCE(q->orphan_seqno);
+	struct frac_job *guilty = NULL;
+	int idx;
+
+	/* Jobs end in ring order: it ended once a job as late as it did. */
+	if (READ_ONCE(q->seqno_done) >= seqno)
+		return;
+	/* Being removed: frac_device_stop() ends every job on the ring. */
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return;
+	mutex_lock(&fdev->reset_lock);
+	/* A PCI reset in progress ended every job on the rings. */
+	if (!fdev->in_pci_reset && READ_ONCE(q->seqno_done) < seqno) {
+		frac_queue_stop_submit(q);
+		fdev->recovering = true;
+		/* Counts what it finds as lost interrupts. */
+		frac_queue_process_cq(q, true);
+		if (READ_ONCE(q->seqno_done) < seqno)
+			guilty = frac_queue_oldest_job_get(q);
+		if (guilty) {
+			trace_frac_job_timeout(fdev->minor, q->id, guilty->ff->id, guilty->id,
+					       guilty->seqno, false);
+			frac_queue_timed_out(q, guilty);
+			frac_queue_recover_locked(q, guilty, NULL);
+		} else {
+			drm_sched_wqueue_start(&q->sched);
+		}
+		fdev->recovering = false;
+	}
+	mutex_unlock(&fdev->reset_lock);
+	if (guilty)
+		frac_job_put(guilty);
+	drm_dev_exit(idx);
+}
+
 /* ---- Scheduler ---------------------------------------------------------- */
 
 static const struct drm_sched_backend_ops frac_sched_ops = {
@@ -790,8 +858,10 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 	struct frac_device *fdev = to_frac_device(dev);
 	u32 i;
 
-	for (i = 0; i < fdev->num_queues; i++)
+	for (i = 0; i < fdev->num_queues; i++) {
+		cancel_delayed_work_sync(&fdev->queues[i].orphan_tdr);
 		drm_sched_fini(&fdev->queues[i].sched);
+	}
 }
 
 static void frac_submit_wq_destroy(struct drm_device *dev, void *arg)
@@ -831,7 +901,7 @@ int frac_queues_init(struct frac_device *fdev)
 		q->size = FRAC_RING_ENTRIES;
 		spin_lock_init(&q->ring_lock);
 		spin_lock_init(&q->cq_lock);
-		spin_lock_init(&q->fence_lock);
+		INIT_DELAYED_WORK(&q->orphan_tdr, frac_queue_orphan_timedout);
 		q->fence_context = dma_fence_context_alloc(1);
 
 		q->sq = dmam_alloc_coherent(dev, q->size * sizeof(*q->sq), &q->sq_dma,

@@ -222,7 +222,10 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
  * yet on the ring are untouched. @bad is the job drm_sched's timeout took off
  * its pending list, handed back to drm_sched_stop(); @guilty is @bad's job,
  * or a direct job ahead of it on the ring that drm_sched had not yet taken
- * over when run_job wrote @bad (frac_job_timedout()).
+ * over when run_job wrote @bad (frac_job_timedout()). Without @bad (the
+ * orphan watchdog's recovery, frac_queue_orphan_timedout()) drm_sched is not
+ * stopped: its jobs on the ring end through their hardware fences, as in a
+ * device reset, and its run_job is restarted.
  */
 void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 			       struct drm_sched_job *bad)
@@ -236,7 +239,8 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 		 * (@guilty too) before it set the flag. Keep the job where
 		 * drm_sched frees it; reset_done() restarts the scheduler.
 		 */
-		drm_sched_stop(&q->sched, bad);
+		if (bad)
+			drm_sched_stop(&q->sched, bad);
 		return;
 	}
 	/* Before the reset: it clears the queue's registers. */
@@ -246,9 +250,13 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 		/* Counted before the jobs end: their waiters see the count. */
 		atomic64_inc(&q->resets);
 		frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -ECANCELED);
-		drm_sched_stop(&q->sched, bad);
+		if (bad)
+			drm_sched_stop(&q->sched, bad);
 		frac_queue_hw_start(q);
-		drm_sched_start(&q->sched);
+		if (bad)
+			drm_sched_start(&q->sched);
+		else
+			drm_sched_wqueue_start(&q->sched);
 		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
 		return;
 	}
@@ -256,6 +264,10 @@ void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, -ETIMEDOUT);
 	atomic64_inc(&fdev->device_resets);
 	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
+	if (!bad) {
+		frac_device_resume_locked(fdev, NULL);
+		return;
+	}
 	drm_sched_stop(&q->sched, bad);
 	frac_device_resume_locked(fdev, q);
 	drm_sched_start(&q->sched);

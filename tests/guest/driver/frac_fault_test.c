@@ -14,6 +14,8 @@
  * Needs a device with fault-injection=on (else SKIP). Meant to run with a
  * short job timeout (frac.ko job_timeout_ms=500); waits scale with it.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <linux/sync_file.h>
 
 #include "frac_test.h"
@@ -246,6 +248,75 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	all_queues_work(_metadata, self);
 	frac_bo_destroy(&other, &ovictim);
 	frac_close(&other);
+}
+
+/*
+ * A direct job that hangs takes the blame, not a job run_job wrote behind it
+ * before taking the direct job over. This thread, SCHED_FIFO on CPU 0, submits
+ * a LOW job, which goes direct (direct_submit on for the test), then another
+ * file's NORMAL job on the same queue, before drm_sched's run_job work item
+ * (queued on CPU 0, not real-time) can run: once this thread waits, run_job
+ * writes the NORMAL job first (the higher priority) and only then takes the
+ * direct job over, so drm_sched times the NORMAL job first. The hung direct
+ * job must end -ETIMEDOUT, the NORMAL job behind it -ECANCELED; one queue
+ * reset, one timeout.
+ */
+TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
+{
+	const uint32_t hq = 1;
+	struct frac_submit_opts low = { .priority = DRM_FRAC_PRIO_LOW };
+	struct frac_submit_opts normal = { .priority = DRM_FRAC_PRIO_NORMAL };
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	struct counters before, after;
+	struct frac_job_result r1, r2;
+	struct frac_cmdlist c1, c2;
+	struct frac_dev f2;
+	struct frac_bo v2;
+	uint64_t direct0;
+	uint32_t id1, id2;
+	cpu_set_t cpus;
+	int was = frac_t_modparam_bool("direct_submit");
+
+	if (was < 0)
+		SKIP(return, "frac.ko has no direct_submit parameter");
+	ASSERT_EQ(0, frac_open(self->dev.index, &f2));
+	ASSERT_EQ(0, frac_t_bo(&f2, SLICE * 8, 0, &v2));
+	memset(self->victim.map, FRAC_POISON, SLICE);
+	frac_cmdlist_init(&c1);
+	ASSERT_EQ(0, frac_cmd_fill(&c1, &self->victim, 0, SLICE, 0x10101010u));
+	frac_cmdlist_init(&c2);
+	ASSERT_EQ(0, frac_cmd_fill(&c2, &v2, SLICE, SLICE, 0x20202020u));
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, frac_t_write_str("/sys/module/frac/parameters/direct_submit", "1"));
+	counters_read(&self->dev, &before);
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &fifo));
+	id1 = 0;
+	id2 = 0;
+	EXPECT_EQ(0, frac_submit(&self->dev, hq, &c1, &low, &id1));
+	EXPECT_EQ(0, frac_submit(&f2, hq, &c2, &normal, &id2));
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
+	ASSERT_NE(0u, id1);
+	ASSERT_NE(0u, id2);
+
+	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
+	ASSERT_EQ(0, frac_wait(&f2, id2, self->wait_ns, &r2));
+	EXPECT_EQ(direct0 + 1, frac_t_counter(&self->dev, "jobs_direct"))
+		TH_LOG("the LOW job did not go direct (or the NORMAL one did): proves nothing");
+	EXPECT_EQ(-ETIMEDOUT, r1.status) TH_LOG("the hung direct job");
+	EXPECT_EQ(-ECANCELED, r2.status) TH_LOG("the job run_job wrote behind it");
+	EXPECT_TRUE(victim_untouched(&self->victim, 0));
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.timeouts + 1, after.timeouts);
+	EXPECT_EQ(before.qresets + 1, after.qresets);
+	frac_bo_destroy(&f2, &v2);
+	frac_close(&f2);
+	all_queues_work(_metadata, self);
 }
 
 /*

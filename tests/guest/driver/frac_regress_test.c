@@ -1826,6 +1826,8 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	close(fence_fd);
 	TH_LOG("the killed job's fence signalled %lld ms after the kill, status %d",
 	       (long long)(watch.t - t_kill) / 1000000, sfi.status);
+	/* 1: it ended as the device ended it; drm_sched's kill would say -ESRCH. */
+	EXPECT_EQ(1, sfi.status) TH_LOG("not the device's end: the kill's");
 	ASSERT_NE(~0ull, watch.done);
 	EXPECT_LT(done_kill, watch.done) TH_LOG("the killed job's fence signalled while the "
 						"device still ran it: a sharer of its BOs "
