@@ -13,6 +13,7 @@
 #include <drm/drm_file.h>
 
 #include "frac_drv.h"
+#include "frac_job.h"
 
 static int frac_queues_show(struct seq_file *s, void *unused)
 {
@@ -143,6 +144,47 @@ static const struct file_operations frac_reset_fops = {
 	.write = frac_reset_write,
 };
 
+/*
+ * "<queue> <1|0>": stop, or restart, the queue's submission (drm_sched's
+ * run_job, and direct SUBMITs) as a reset does while it runs. For tests of
+ * what happens to jobs run_job has not yet taken; any recovery of the queue
+ * (a reset, a timeout, the orphan watchdog) restarts it.
+ */
+static ssize_t frac_sched_pause_write(struct file *file, const char __user *ubuf,
+				      size_t len, loff_t *ppos)
+{
+	struct frac_device *fdev = file->private_data;
+	struct frac_queue *q;
+	char buf[32];
+	u32 qi, stop;
+	int idx;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%u %u", &qi, &stop) != 2 || qi >= fdev->num_queues || stop > 1)
+		return -EINVAL;
+	if (!drm_dev_enter(&fdev->drm, &idx))
+		return -ENODEV;
+	q = &fdev->queues[qi];
+	mutex_lock(&fdev->reset_lock);
+	if (stop)
+		frac_queue_stop_submit(q);
+	else if (!fdev->in_pci_reset)
+		drm_sched_wqueue_start(&q->sched);
+	mutex_unlock(&fdev->reset_lock);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations frac_sched_pause_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = frac_sched_pause_write,
+};
+
 void frac_debugfs_init(struct frac_device *fdev)
 {
 	struct dentry *root = fdev->drm.accel->debugfs_root;
@@ -151,4 +193,5 @@ void frac_debugfs_init(struct frac_device *fdev)
 	debugfs_create_file("regs", 0444, root, fdev, &frac_regs_fops);
 	debugfs_create_file("inject_fault", 0200, root, fdev, &frac_fault_fops);
 	debugfs_create_file("reset", 0200, root, fdev, &frac_reset_fops);
+	debugfs_create_file("sched_pause", 0200, root, fdev, &frac_sched_pause_fops);
 }

@@ -16,6 +16,10 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/sync_file.h>
 
 #include "frac_test.h"
@@ -316,6 +320,143 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 	EXPECT_EQ(before.qresets + 1, after.qresets);
 	frac_bo_destroy(&f2, &v2);
 	frac_close(&f2);
+	all_queues_work(_metadata, self);
+}
+
+/* debugfs accel/<bdf>/sched_pause: "<queue> <1|0>". */
+static int sched_pause(const struct frac_dev *dev, uint32_t q, int stop)
+{
+	char bdf[64], path[256], val[32];
+	int ret = frac_t_bdf(dev, bdf, sizeof(bdf));
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/sched_pause", bdf);
+	snprintf(val, sizeof(val), "%u %d", q, stop);
+	return frac_t_write_str(path, val);
+}
+
+/*
+ * A direct job that hangs, whose file is killed before run_job took it over,
+ * with no job behind it on the ring: drm_sched frees it without ever timing
+ * it, and nothing but the orphan watchdog ends it. Its fence (taken from the
+ * child as a sync_file) must still signal, -ETIMEDOUT, with one timeout and
+ * one queue reset counted.
+ *
+ * The child submits at SCHED_FIFO on CPU 1 and spins, so the run_job work
+ * item queued there waits; this process then stops the queue's submission
+ * (debugfs sched_pause) and kills the child. Its file's close waits 1 s for
+ * the job, then drm_sched kills it. The test checks that the job was still
+ * not taken over after the close (its direct credits held), else it proves
+ * nothing and fails saying so. The watchdog's recovery restarts submission.
+ */
+TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
+{
+	const uint32_t hq = 1;
+	struct counters before, after;
+	uint64_t direct0, in_ring = 0, credits = ~0ull;
+	struct sync_file_info sfi;
+	struct pollfd pf;
+	int was, pfd[2], pidfd, fence_fd, st, ret;
+	uint64_t msg[2];
+	int64_t t0;
+	pid_t pid;
+
+	was = frac_t_modparam_bool("direct_submit");
+	if (was < 0)
+		SKIP(return, "frac.ko has no direct_submit parameter");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	if (access("/sys/kernel/debug/accel", F_OK))
+		SKIP(return, "no debugfs");
+	ASSERT_EQ(0, frac_t_write_str("/sys/module/frac/parameters/direct_submit", "1"));
+	counters_read(&self->dev, &before);
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
+
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct frac_submit_opts opts = { .priority = DRM_FRAC_PRIO_NORMAL };
+		struct sched_param sp = { .sched_priority = 1 };
+		struct drm_syncobj_handle h = {
+			.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, .fd = -1,
+		};
+		struct frac_dev child = { .fd = -1 };
+		struct frac_cmdlist cl;
+		struct frac_bo bo = { 0 };
+		cpu_set_t cpus;
+		uint32_t id;
+
+		close(pfd[0]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(6);
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus))
+			_exit(4);
+		if (frac_open(self->dev.index, &child) || frac_t_bo(&child, SLICE, 0, &bo) ||
+		    frac_t_syncobj_create(child.fd, &opts.out_syncobj))
+			_exit(1);
+		frac_cmdlist_init(&cl);
+		if (frac_cmd_fill(&cl, &bo, 0, SLICE, 0x30303030u))
+			_exit(2);
+		/* From the SUBMIT on, the run_job work item queued on CPU 1 waits. */
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			_exit(5);
+		if (frac_submit(&child, hq, &cl, &opts, &id))
+			_exit(2);
+		h.handle = opts.out_syncobj;
+		if (frac_t_ioctl(child.fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h))
+			_exit(7);
+		msg[0] = (uint64_t)h.fd;
+		msg[1] = id;
+		if (write(pfd[1], msg, sizeof(msg)) != sizeof(msg))
+			_exit(3);
+		for (;;)
+			;
+	}
+	close(pfd[1]);
+	ret = read(pfd[0], msg, sizeof(msg));
+	close(pfd[0]);
+	if (ret != sizeof(msg)) {
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(0) TH_LOG("the child could not submit: exit %d", WEXITSTATUS(st));
+	}
+	ret = sched_pause(&self->dev, hq, 1);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fence_fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)msg[0], 0);
+	t0 = frac_mono_ns();
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
+	ASSERT_EQ(0, ret) TH_LOG("sched_pause: %s", strerror(-ret));
+	ASSERT_LE(0, pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
+	close(pidfd);
+	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_getfd: %s", strerror(errno));
+	TH_LOG("the child's file closed %lld ms after the kill",
+	       (long long)(frac_mono_ns() - t0) / 1000000);
+	EXPECT_EQ(direct0 + 1, frac_t_counter(&self->dev, "jobs_direct"))
+		TH_LOG("the child's job did not go direct: proves nothing");
+	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, hq, &in_ring, &credits));
+	EXPECT_EQ(1ull, credits) TH_LOG("run_job took the job over before its file closed: "
+					"the test proves nothing");
+
+	pf = (struct pollfd){ .fd = fence_fd, .events = POLLIN };
+	ret = poll(&pf, 1, (int)(self->wait_ns / 1000000));
+	/* Whatever happened, the queue runs again. */
+	sched_pause(&self->dev, hq, 0);
+	ASSERT_EQ(1, ret) TH_LOG("the killed file's hung direct job never ended");
+	memset(&sfi, 0, sizeof(sfi));
+	ASSERT_EQ(0, frac_t_ioctl(fence_fd, SYNC_IOC_FILE_INFO, &sfi));
+	close(fence_fd);
+	TH_LOG("its fence signalled %lld ms after the kill, status %d",
+	       (long long)(frac_mono_ns() - t0) / 1000000, sfi.status);
+	EXPECT_EQ(-ETIMEDOUT, sfi.status);
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.timeouts + 1, after.timeouts);
+	EXPECT_EQ(before.qresets + 1, after.qresets);
 	all_queues_work(_metadata, self);
 }
 

@@ -1211,44 +1211,6 @@ static void direct_counts(const struct frac_dev *dev, uint32_t q, uint64_t *sub,
 }
 
 /*
- * From debugfs accel/<bdf>/queues, queue @q's jobs_in_ring and direct_credits;
- * -errno when unreadable.
- */
-static int direct_ring_state(const struct frac_dev *dev, uint32_t q, uint64_t *in_ring,
-			     uint64_t *credits)
-{
-	char bdf[64], path[256], line[512];
-	unsigned int qn, sz, tail, head, phase;
-	unsigned long long ring, v;
-	int cur = -1, ret = frac_t_bdf(dev, bdf, sizeof(bdf));
-	FILE *f;
-
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/queues", bdf);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	ret = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		const char *dc = strstr(line, " direct_credits ");
-
-		if (sscanf(line, "queue %u: size %u sq_tail %u cq_head %u phase %u jobs_in_ring %llu",
-			   &qn, &sz, &tail, &head, &phase, &ring) == 6) {
-			cur = qn;
-			if (cur == (int)q)
-				*in_ring = ring;
-		} else if (cur == (int)q && dc && sscanf(dc, " direct_credits %llu", &v) == 1) {
-			*credits = v;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-/*
  * Copies at queue depth 1, with direct submission on and then off: every
  * copy's data arrives either way; with it on, some of them go direct (a job
  * the last copy's implicit fence still holds goes through the scheduler), and
@@ -1525,7 +1487,7 @@ static void reset_race(struct __test_metadata *_metadata, FIXTURE_DATA(direct) *
 		int k;
 
 		for (k = 0; k < 200; k++) {
-			ASSERT_EQ(0, direct_ring_state(&self->dev, i, &in_ring, &credits));
+			ASSERT_EQ(0, frac_t_direct_ring_state(&self->dev, i, &in_ring, &credits));
 			if (!in_ring && !credits)
 				break;
 			usleep(10000);
@@ -1747,7 +1709,7 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	direct_counts(&self->dev, 0, &sub1, &dir1);
 	EXPECT_EQ(dir0 + 1, dir1) TH_LOG("the child's job did not go direct: the test proves nothing");
 	/* Not taken over: its direct credits are still held. */
-	EXPECT_EQ(0, direct_ring_state(&self->dev, 0, &in_ring, &credits));
+	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, 0, &in_ring, &credits));
 	EXPECT_EQ(ngemm, credits) TH_LOG("run_job took the job over before the kill: the test "
 					 "proves nothing");
 	/* Watched from before the kill: the fence may signal with the file's close. */
@@ -1765,7 +1727,7 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	 * Killed before run_job took it over (the credits go back only when
 	 * it leaves the ring), and still running: else this proves nothing.
 	 */
-	EXPECT_EQ(0, direct_ring_state(&self->dev, 0, &in_ring, &credits));
+	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, 0, &in_ring, &credits));
 	EXPECT_EQ(ngemm, credits) TH_LOG("the job was taken over, or had ended, by the time its "
 					 "file closed: the test proves nothing");
 

@@ -353,6 +353,44 @@ static inline uint64_t frac_t_modparam(const char *name, uint64_t def)
 	return frac_t_read_u64(path, &v) ? def : v;
 }
 
+/*
+ * From debugfs accel/<bdf>/queues, queue @q's jobs_in_ring and direct_credits;
+ * -errno when unreadable.
+ */
+static inline int frac_t_direct_ring_state(const struct frac_dev *dev, uint32_t q, uint64_t *in_ring,
+					   uint64_t *credits)
+{
+	char bdf[64], path[256], line[512];
+	unsigned int qn, sz, tail, head, phase;
+	unsigned long long ring, v;
+	int cur = -1, ret = frac_t_bdf(dev, bdf, sizeof(bdf));
+	FILE *f;
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/queues", bdf);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ret = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		const char *dc = strstr(line, " direct_credits ");
+
+		if (sscanf(line, "queue %u: size %u sq_tail %u cq_head %u phase %u jobs_in_ring %llu",
+			   &qn, &sz, &tail, &head, &phase, &ring) == 6) {
+			cur = qn;
+			if (cur == (int)q)
+				*in_ring = ring;
+		} else if (cur == (int)q && dc && sscanf(dc, " direct_credits %llu", &v) == 1) {
+			*credits = v;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 /* A bool parameter of frac.ko: 1 (Y), 0 (N), -1 when there is none. */
 static inline int frac_t_modparam_bool(const char *name)
 {
