@@ -48,6 +48,8 @@ static int frac_queues_show(struct seq_file *s, void *unused)
 			   atomic64_read(&q->jobs_failed), atomic64_read(&q->timeouts),
 			   atomic64_read(&q->lost_irqs), atomic64_read(&q->resets),
 			   atomic64_read(&q->jobs_direct), atomic_read(&q->direct_credits));
+		if (READ_ONCE(q->sched.pause_submit))
+			seq_puts(s, "  submission stopped\n");
 	}
 	drm_dev_exit(idx);
 	return 0;
@@ -146,9 +148,11 @@ static const struct file_operations frac_reset_fops = {
 
 /*
  * "<queue> <1|0>": stop, or restart, the queue's submission (drm_sched's
- * run_job, and direct SUBMITs) as a reset does while it runs. For tests of
- * what happens to jobs run_job has not yet taken; any recovery of the queue
- * (a reset, a timeout, the orphan watchdog) restarts it.
+ * run_job and free_job, and direct SUBMITs) as a reset does while it runs.
+ * For tests of what happens to jobs run_job has not yet taken. While stopped
+ * no job is written or freed, and a job run_job has not taken is not timed;
+ * any recovery of the queue (a reset, a timeout, the orphan watchdog)
+ * restarts it. "queues" shows it as "submission stopped".
  */
 static ssize_t frac_sched_pause_write(struct file *file, const char __user *ubuf,
 				      size_t len, loff_t *ppos)
@@ -169,12 +173,15 @@ static ssize_t frac_sched_pause_write(struct file *file, const char __user *ubuf
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return -ENODEV;
 	q = &fdev->queues[qi];
-	mutex_lock(&fdev->reset_lock);
-	if (stop)
+	if (stop) {
+		/* Not under reset_lock: it waits for free_job (frac_job_timedout()). */
 		frac_queue_stop_submit(q);
-	else if (!fdev->in_pci_reset)
-		drm_sched_wqueue_start(&q->sched);
-	mutex_unlock(&fdev->reset_lock);
+	} else {
+		mutex_lock(&fdev->reset_lock);
+		if (!fdev->in_pci_reset)
+			drm_sched_wqueue_start(&q->sched);
+		mutex_unlock(&fdev->reset_lock);
+	}
 	drm_dev_exit(idx);
 	return len;
 }

@@ -124,8 +124,9 @@ struct frac_queue {
 	/*
 	 * The orphan watchdog (frac_queue_orphan_timedout()): the seqno of the
 	 * last direct job drm_sched freed before its run_job took it over (its
-	 * file was killed), which drm_sched never times. Written by free_job,
-	 * read by the watchdog; a queue holds one unended direct job at most.
+	 * file was killed), which drm_sched never times. Raised under ring_lock
+	 * (never lowered), read by the watchdog; a queue holds one unended
+	 * direct job at most.
 	 */
 	u64 orphan_seqno;
 	struct delayed_work orphan_tdr;
@@ -212,6 +213,12 @@ struct frac_device {
 
 	/* run_job and free_job of every queue's scheduler */
 	struct workqueue_struct *submit_wq;
+	/*
+	 * Ordered: drm_sched's job timeouts of every queue and the orphan
+	 * watchdogs (frac_queue_orphan_timedout()) run one at a time, so that
+	 * no recovery restarts a queue's submission that another has stopped.
+	 */
+	struct workqueue_struct *tdr_wq;
 
 	struct frac_queue queues[FRAC_MAX_QUEUES];
 	/* sysfs frac_queues/ and its queues' directories (frac_sysfs.c) */

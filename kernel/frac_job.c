@@ -126,17 +126,17 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	 * fence, which a completion, a reset or removal signals
 	 * (frac_job_put_work()).
 	 */
-	if (unlikely(job->direct)) {
-		/* The callback may free the job as soon as it is added. */
-		struct frac_queue *q = job->q;
-		u64 seqno = job->seqno;
-
+	if (unlikely(job->direct) && !dma_fence_is_signaled(job->hw_fence)) {
+		/*
+		 * And drm_sched never timed it: the orphan watchdog does. Armed
+		 * first, while the job still holds the device: once the callback
+		 * is added it may free the job, and removal the device with it.
+		 * Armed for a job that ends meanwhile, it finds nothing to do.
+		 */
+		frac_queue_watch_orphan(job->q, job->seqno);
 		if (!dma_fence_add_callback(job->hw_fence, &job->release_cb,
-					    frac_job_release_cb)) {
-			/* And drm_sched never timed it: the orphan watchdog does. */
-			frac_queue_watch_orphan(q, seqno);
+					    frac_job_release_cb))
 			return;
-		}
 	}
 	/* drm_sched dropped it before its run_job: its file was closed. */
 	if (unlikely(job->queued || job->direct_credits))

@@ -17,6 +17,7 @@
 struct frac_fence {
 	struct dma_fence base;
 	struct frac_queue *q;
+	u32 qid;			/* its timeline's name, without the queue */
 	/*
 	 * The fence's own lock, not its queue's: a direct job publishes this
 	 * fence (frac_job_push()), so a sync_file or another driver's dma_resv

@@ -95,18 +95,18 @@ static const char *frac_fence_driver_name(struct dma_fence *fence)
 }
 
 /*
- * The queue is there while the fence is unsignalled (its job is on the ring;
- * removal ends every such job before the device goes): an ended job's fence,
- * which a sync_file or another driver's dma_resv may keep after the device
- * is gone, no longer names it (as i915's requests).
+ * From the module, not the device: a sync_file or another driver's dma_resv
+ * may keep the fence after the device, and its queues, are gone.
  */
+static const char * const frac_timeline_names[FRAC_MAX_QUEUES] = {
+	"frac-q0", "frac-q1", "frac-q2", "frac-q3", "frac-q4", "frac-q5", "frac-q6",
+	"frac-q7", "frac-q8", "frac-q9", "frac-q10", "frac-q11", "frac-q12", "frac-q13",
+	"frac-q14", "frac-q15",
+};
+
 static const char *frac_fence_timeline_name(struct dma_fence *fence)
 {
-	struct frac_fence *f = container_of(fence, struct frac_fence, base);
-
-	if (test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->flags))
-		return "signaled";
-	return f->q->name;
+	return frac_timeline_names[container_of(fence, struct frac_fence, base)->qid];
 }
 
 static const struct dma_fence_ops frac_fence_ops = {
@@ -241,6 +241,7 @@ static void frac_job_ring_locked(struct frac_job *job)
 	if (trace_frac_job_done_enabled())
 		job->stamps.run_ns = ktime_get_ns();
 	f->q = q;
+	f->qid = q->id;
 	spin_lock_init(&f->lock);
 	dma_fence_init(&f->base, &frac_fence_ops, &f->lock, q->fence_context,
 		       job->seqno);
@@ -648,10 +649,12 @@ static bool frac_job_hw_ended(struct frac_job *job)
 }
 
 /*
- * The oldest job on @q's ring, with a reference; NULL when the ring holds
- * none. Jobs end in ring order, so this is the one the others wait behind.
+ * The oldest job on @q's ring, with a reference, if it is no later than
+ * seqno @last (the job found hung, or a job ahead of it); else NULL: that job
+ * has ended since, and one behind it, which has not hung, is not to blame.
+ * Jobs end in ring order, so the oldest is the one the others wait behind.
  */
-static struct frac_job *frac_queue_oldest_job_get(struct frac_queue *q)
+static struct frac_job *frac_queue_oldest_job_get(struct frac_queue *q, u64 last)
 {
 	struct frac_job *job = NULL;
 	unsigned long flags;
@@ -660,8 +663,10 @@ static struct frac_job *frac_queue_oldest_job_get(struct frac_queue *q)
 	spin_lock_irqsave(&q->cq_lock, flags);
 	for (i = 0; i < q->size && !job; i++)
 		job = q->slot_job[(q->cq_head + i) & (q->size - 1)];
-	if (job)
+	if (job && job->seqno <= last)
 		kref_get(&job->ref);
+	else
+		job = NULL;
 	spin_unlock_irqrestore(&q->cq_lock, flags);
 	return job;
 }
@@ -720,8 +725,6 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	}
 
 	mutex_lock(&fdev->reset_lock);
-	/* Again: another recovery may have restarted it before we had the lock. */
-	frac_queue_stop_submit(q);
 	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
 	ended = frac_job_hw_ended(job);
 	if (!ended) {
@@ -740,21 +743,24 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 		frac_queue_fail_inflight(q, job, -ETIMEDOUT, -ECANCELED);
 		ended = true;
 	}
+	/*
+	 * The one to blame is the oldest job on the ring: a direct job ahead
+	 * of this one, which drm_sched had not yet taken over (and so not
+	 * timed) when run_job wrote this one behind it, is what kept it from
+	 * running. None up to this one: it has ended since.
+	 */
+	if (!ended) {
+		guilty = frac_queue_oldest_job_get(q, job->seqno);
+		ended = !guilty;
+	}
 	if (ended) {
 		frac_job_free(sched_job);
 		/* A PCI reset in progress restarts the scheduler when done. */
 		if (!fdev->in_pci_reset)
 			drm_sched_wqueue_start(&q->sched);
 	} else {
-		/*
-		 * The one to blame is the oldest job on the ring: a direct
-		 * job ahead of this one, which drm_sched had not yet taken
-		 * over (and so not timed) when run_job wrote this one behind
-		 * it, is what kept it from running.
-		 */
-		guilty = frac_queue_oldest_job_get(q);
-		frac_queue_timed_out(q, guilty ?: job);
-		frac_queue_recover_locked(q, guilty ?: job, sched_job);
+		frac_queue_timed_out(q, guilty);
+		frac_queue_recover_locked(q, guilty, sched_job);
 	}
 	fdev->recovering = false;
 	mutex_unlock(&fdev->reset_lock);
@@ -776,8 +782,13 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
  */
 void frac_queue_watch_orphan(struct frac_queue *q, u64 seqno)
 {
-	WRITE_ONCE(q->orphan_seqno, seqno);
-	mod_delayed_work(system_wq, &q->orphan_tdr, msecs_to_jiffies(frac_job_timeout_ms));
+	spin_lock(&q->ring_lock);
+	/* The later: an earlier orphan's free may come last, the job long ended. */
+	if (seqno > q->orphan_seqno)
+		WRITE_ONCE(q->orphan_seqno, seqno);
+	spin_unlock(&q->ring_lock);
+	mod_delayed_work(q->fdev->tdr_wq, &q->orphan_tdr,
+			 msecs_to_jiffies(frac_job_timeout_ms));
 }
 
 static void frac_queue_orphan_timedout(struct work_struct *work)
@@ -795,15 +806,19 @@ static void frac_queue_orphan_timedout(struct work_struct *work)
 	/* Being removed: frac_device_stop() ends every job on the ring. */
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
+	/*
+	 * Before reset_lock, as frac_job_timedout(): it waits for free_job,
+	 * which may put BOs whose exporters wait for a job only a recovery
+	 * ends. On the ordered tdr_wq, no timeout restarts it meanwhile.
+	 */
+	frac_queue_stop_submit(q);
 	mutex_lock(&fdev->reset_lock);
-	/* A PCI reset in progress ended every job on the rings. */
-	if (!fdev->in_pci_reset && READ_ONCE(q->seqno_done) < seqno) {
-		frac_queue_stop_submit(q);
+	/* A PCI reset in progress ended every job on the rings, and restarts them. */
+	if (!fdev->in_pci_reset) {
 		fdev->recovering = true;
 		/* Counts what it finds as lost interrupts. */
 		frac_queue_process_cq(q, true);
-		if (READ_ONCE(q->seqno_done) < seqno)
-			guilty = frac_queue_oldest_job_get(q);
+		guilty = frac_queue_oldest_job_get(q, seqno);
 		if (guilty) {
 			trace_frac_job_timeout(fdev->minor, q->id, guilty->ff->id, guilty->id,
 					       guilty->seqno, false);
@@ -846,7 +861,7 @@ int frac_job_sched_init(struct frac_queue *q)
 	 */
 	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
 			      DRM_SCHED_PRIORITY_COUNT, q->size - 1 - FRAC_DIRECT_CREDITS, 0,
-			      msecs_to_jiffies(frac_job_timeout_ms), NULL, NULL,
+			      msecs_to_jiffies(frac_job_timeout_ms), fdev->tdr_wq, NULL,
 			      q->name, fdev->drm.dev);
 }
 ALLOW_ERROR_INJECTION(frac_job_sched_init, ERRNO);
@@ -859,7 +874,7 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 	u32 i;
 
 	for (i = 0; i < fdev->num_queues; i++) {
-		cancel_delayed_work_sync(&fdev->queues[i].orphan_tdr);
+		disable_delayed_work_sync(&fdev->queues[i].orphan_tdr);
 		drm_sched_fini(&fdev->queues[i].sched);
 	}
 }
@@ -867,6 +882,11 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 static void frac_submit_wq_destroy(struct drm_device *dev, void *arg)
 {
 	destroy_workqueue(to_frac_device(dev)->submit_wq);
+}
+
+static void frac_tdr_wq_destroy(struct drm_device *dev, void *arg)
+{
+	destroy_workqueue(to_frac_device(dev)->tdr_wq);
 }
 
 int frac_queues_init(struct frac_device *fdev)
@@ -890,6 +910,12 @@ int frac_queues_init(struct frac_device *fdev)
 	if (!fdev->submit_wq)
 		return -ENOMEM;
 	ret = drmm_add_action_or_reset(&fdev->drm, frac_submit_wq_destroy, NULL);
+	if (ret)
+		return ret;
+	fdev->tdr_wq = alloc_ordered_workqueue("frac-tdr", WQ_MEM_RECLAIM);
+	if (!fdev->tdr_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&fdev->drm, frac_tdr_wq_destroy, NULL);
 	if (ret)
 		return ret;
 

@@ -28,6 +28,19 @@
 #define LOAD_LEN	(64 * 1024ull)
 #define SLICE		(64 * 1024ull)	/* victim job slices */
 
+/* debugfs accel/<bdf>/sched_pause: "<queue> <1|0>". */
+static int sched_pause(const struct frac_dev *dev, uint32_t q, int stop)
+{
+	char bdf[64], path[256], val[32];
+	int ret = frac_t_bdf(dev, bdf, sizeof(bdf));
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/sched_pause", bdf);
+	snprintf(val, sizeof(val), "%u %d", q, stop);
+	return frac_t_write_str(path, val);
+}
+
 FIXTURE(fault) {
 	struct frac_dev dev;
 	struct frac_bo src, load, victim;
@@ -36,6 +49,7 @@ FIXTURE(fault) {
 	uint32_t load_mask;		/* queues with load outstanding */
 	uint64_t timeout_ms;		/* frac.ko job_timeout_ms */
 	int64_t wait_ns;		/* generous bound for any job here */
+	int direct_was;			/* direct_submit at setup; -1 without it */
 };
 
 FIXTURE_SETUP(fault)
@@ -43,6 +57,7 @@ FIXTURE_SETUP(fault)
 	uint32_t q;
 
 	self->dev.fd = -1;
+	self->direct_was = frac_t_modparam_bool("direct_submit");
 	FRAC_OPEN_OR_SKIP(&self->dev);
 	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
 		SKIP(return, "device without fault injection (fault-injection=on)");
@@ -64,6 +79,13 @@ FIXTURE_TEARDOWN(fault)
 
 	if (self->dev.fd < 0)
 		return;
+	/* What a test that stopped early may have left for the next ones. */
+	if (self->direct_was >= 0)
+		frac_t_write_str("/sys/module/frac/parameters/direct_submit",
+				 self->direct_was ? "1" : "0");
+	if (!access("/sys/kernel/debug/accel", F_OK))
+		for (q = 0; q < self->dev.num_queues; q++)
+			sched_pause(&self->dev, q, 0);
 	frac_bo_destroy(&self->dev, &self->src);
 	frac_bo_destroy(&self->dev, &self->load);
 	frac_bo_destroy(&self->dev, &self->victim);
@@ -257,11 +279,13 @@ TEST_F_TIMEOUT(fault, hang, 120)
 /*
  * A direct job that hangs takes the blame, not a job run_job wrote behind it
  * before taking the direct job over. This thread, SCHED_FIFO on CPU 0, submits
- * a LOW job, which goes direct (direct_submit on for the test), then another
- * file's NORMAL job on the same queue, before drm_sched's run_job work item
- * (queued on CPU 0, not real-time) can run: once this thread waits, run_job
- * writes the NORMAL job first (the higher priority) and only then takes the
- * direct job over, so drm_sched times the NORMAL job first. The hung direct
+ * a LOW job, which goes direct (direct_submit on for the test), and stops the
+ * queue's submission (debugfs sched_pause) before drm_sched's run_job work
+ * item (queued on CPU 0, not real-time) can run; the test checks that the
+ * job still holds its direct credits (not taken over). Then another file's
+ * NORMAL job on the same queue, and the queue restarts: run_job writes the
+ * NORMAL job first (the higher priority) and only then takes the direct job
+ * over, so drm_sched times the NORMAL job first. The hung direct
  * job must end -ETIMEDOUT, the NORMAL job behind it -ECANCELED; one queue
  * reset, one timeout.
  */
@@ -276,13 +300,15 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 	struct frac_cmdlist c1, c2;
 	struct frac_dev f2;
 	struct frac_bo v2;
-	uint64_t direct0;
+	uint64_t direct0, in_ring = 0, credits = ~0ull;
 	uint32_t id1, id2;
 	cpu_set_t cpus;
-	int was = frac_t_modparam_bool("direct_submit");
+	int was = frac_t_modparam_bool("direct_submit"), ret;
 
 	if (was < 0)
 		SKIP(return, "frac.ko has no direct_submit parameter");
+	if (access("/sys/kernel/debug/accel", F_OK))
+		SKIP(return, "no debugfs");
 	ASSERT_EQ(0, frac_open(self->dev.index, &f2));
 	ASSERT_EQ(0, frac_t_bo(&f2, SLICE * 8, 0, &v2));
 	memset(self->victim.map, FRAC_POISON, SLICE);
@@ -302,11 +328,18 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 	id1 = 0;
 	id2 = 0;
 	EXPECT_EQ(0, frac_submit(&self->dev, hq, &c1, &low, &id1));
-	EXPECT_EQ(0, frac_submit(&f2, hq, &c2, &normal, &id2));
+	/* Held from here: run_job writes nothing until the queue restarts. */
+	ret = sched_pause(&self->dev, hq, 1);
 	sched_setscheduler(0, SCHED_OTHER, &other);
+	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, hq, &in_ring, &credits));
+	EXPECT_EQ(0, frac_submit(&f2, hq, &c2, &normal, &id2));
+	EXPECT_EQ(0, sched_pause(&self->dev, hq, 0));
 	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
+	ASSERT_EQ(0, ret) TH_LOG("sched_pause: %s", strerror(-ret));
 	ASSERT_NE(0u, id1);
 	ASSERT_NE(0u, id2);
+	EXPECT_EQ(1ull, credits) TH_LOG("run_job took the LOW job over before the NORMAL one "
+					"was submitted: the test proves nothing");
 
 	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
 	ASSERT_EQ(0, frac_wait(&f2, id2, self->wait_ns, &r2));
@@ -321,19 +354,6 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 	frac_bo_destroy(&f2, &v2);
 	frac_close(&f2);
 	all_queues_work(_metadata, self);
-}
-
-/* debugfs accel/<bdf>/sched_pause: "<queue> <1|0>". */
-static int sched_pause(const struct frac_dev *dev, uint32_t q, int stop)
-{
-	char bdf[64], path[256], val[32];
-	int ret = frac_t_bdf(dev, bdf, sizeof(bdf));
-
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/sched_pause", bdf);
-	snprintf(val, sizeof(val), "%u %d", q, stop);
-	return frac_t_write_str(path, val);
 }
 
 /*
@@ -430,6 +450,8 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 	t0 = frac_mono_ns();
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
+	/* At once: the watchdog ends the job a job timeout after the close. */
+	st = frac_t_direct_ring_state(&self->dev, hq, &in_ring, &credits);
 	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
 	ASSERT_EQ(0, ret) TH_LOG("sched_pause: %s", strerror(-ret));
 	ASSERT_LE(0, pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
@@ -439,7 +461,7 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 	       (long long)(frac_mono_ns() - t0) / 1000000);
 	EXPECT_EQ(direct0 + 1, frac_t_counter(&self->dev, "jobs_direct"))
 		TH_LOG("the child's job did not go direct: proves nothing");
-	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, hq, &in_ring, &credits));
+	EXPECT_EQ(0, st);
 	EXPECT_EQ(1ull, credits) TH_LOG("run_job took the job over before its file closed: "
 					"the test proves nothing");
 
