@@ -217,7 +217,8 @@ test-guest: qemu
 		--out $(RESULTS)/guest -- \
 		scripts/tap-run /run/frac-out $(wildcard tests/guest/*.sh) || rc=$$?; \
 	[ -n "$$(ls $(RESULTS)/guest/*.tap 2>/dev/null)" ] || \
-		{ printf 'not ok 1 - guest boot (exit %s, see %s)\n' $$rc $(RESULTS)/guest/console.log \
+		{ printf 'not ok 1 - guest boot (exit %s: %s see %s)\n' $$rc \
+			"$$(scripts/boot-why $(RESULTS)/guest)" $(RESULTS)/guest/console.log \
 			> $(RESULTS)/guest-boot.tap; }; \
 	if [ -n "$(wildcard tests/guest/qmp/*.sh)" ]; then \
 		echo "== guest tests driven over QMP (one boot: $(notdir $(wildcard tests/guest/qmp/*.sh)))"; \
@@ -228,7 +229,8 @@ test-guest: qemu
 			scripts/tap-run /run/frac-out $(wildcard tests/guest/qmp/*.sh) || qrc=$$?; \
 		kill $$agent 2>/dev/null || true; wait $$agent 2>/dev/null || true; \
 		[ -n "$$(ls $(RESULTS)/guest-qmp/*.tap 2>/dev/null)" ] || \
-			{ printf 'not ok 1 - guest boot (exit %s, see %s)\n' $$qrc \
+			{ printf 'not ok 1 - guest boot (exit %s: %s see %s)\n' $$qrc \
+				"$$(scripts/boot-why $(RESULTS)/guest-qmp)" \
 				$(RESULTS)/guest-qmp/console.log > $(RESULTS)/guest-qmp-boot.tap; }; \
 		[ $$qrc = 0 ] || rc=$$qrc; \
 	fi; [ -n "$(KEEP_GOING)" ] || exit $$rc
