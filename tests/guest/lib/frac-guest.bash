@@ -52,10 +52,16 @@ guest_unload_frac() {
 	rmmod frac
 }
 
+# $FRAC_KO_PARAMS (param=value ..., before the caller's, which win) loads every runner's frac.ko
+# with those too: a whole group run with, say, direct_submit=Y.
 guest_load_frac() { # guest_load_frac [param=value...]
-	local want="$*" have= p
+	local want=() have= p
+	for p in ${FRAC_KO_PARAMS:-}; do
+		[[ " $* " == *" ${p%%=*}="* ]] || want+=("$p")
+	done
+	want+=("$@")
 	if [ -d /sys/module/frac ]; then
-		for p in "$@"; do
+		for p in "${want[@]}"; do
 			[ "$(cat "/sys/module/frac/parameters/${p%%=*}" 2>/dev/null)" = "${p#*=}" ] ||
 				have=differs
 		done
@@ -63,7 +69,7 @@ guest_load_frac() { # guest_load_frac [param=value...]
 		rmmod frac || return 1
 	fi
 	modprobe gpu-sched && modprobe drm_shmem_helper || return 1
-	insmod "${FRAC_KO:-$GUEST_REPO/kernel/frac.ko}" $want || return 1
+	insmod "${FRAC_KO:-$GUEST_REPO/kernel/frac.ko}" "${want[@]}" || return 1
 	# No udev: devtmpfs creates the node; wait for it anyway (if there is a device).
 	guest_have_device || return 0
 	for _ in $(seq 50); do
