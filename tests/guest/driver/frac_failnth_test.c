@@ -29,7 +29,6 @@
  * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and CONFIG_FAIL_PAGE_ALLOC
  * with debugfs (the debug kernel); SKIPs otherwise.
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <linux/udmabuf.h>
 #include <sys/stat.h>

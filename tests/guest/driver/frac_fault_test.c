@@ -14,7 +14,6 @@
  * Needs a device with fault-injection=on (else SKIP). Meant to run with a
  * short job timeout (frac.ko job_timeout_ms=500); waits scale with it.
  */
-#define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -377,7 +376,7 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 	uint64_t direct0, in_ring = 0, credits = ~0ull;
 	struct sync_file_info sfi;
 	struct pollfd pf;
-	int was, pfd[2], pidfd, fence_fd, st, ret;
+	int was, pfd[2], fence_fd, st, ret;
 	uint64_t msg[2];
 	int64_t t0;
 	pid_t pid;
@@ -406,16 +405,12 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 		struct frac_dev child = { .fd = -1 };
 		struct frac_cmdlist cl;
 		struct frac_bo bo = { 0 };
-		cpu_set_t cpus;
 		uint32_t id;
 
 		close(pfd[0]);
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
-			_exit(6);
-		CPU_ZERO(&cpus);
-		CPU_SET(1, &cpus);
-		if (sched_setaffinity(0, sizeof(cpus), &cpus))
-			_exit(4);
+		ret = frac_t_child_setup();
+		if (ret)
+			_exit(ret);
 		if (frac_open(self->dev.index, &child) || frac_t_bo(&child, SLICE, 0, &bo) ||
 		    frac_t_syncobj_create(child.fd, &opts.out_syncobj))
 			_exit(1);
@@ -445,8 +440,7 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 		ASSERT_TRUE(0) TH_LOG("the child could not submit: exit %d", WEXITSTATUS(st));
 	}
 	ret = sched_pause(&self->dev, hq, 1);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	fence_fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)msg[0], 0);
+	fence_fd = frac_t_pidfd_getfd(pid, (int)msg[0]);
 	t0 = frac_mono_ns();
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
@@ -454,9 +448,7 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 	st = frac_t_direct_ring_state(&self->dev, hq, &in_ring, &credits);
 	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
 	ASSERT_EQ(0, ret) TH_LOG("sched_pause: %s", strerror(-ret));
-	ASSERT_LE(0, pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
-	close(pidfd);
-	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_getfd: %s", strerror(errno));
+	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_open/pidfd_getfd: %s", strerror(errno));
 	TH_LOG("the child's file closed %lld ms after the kill",
 	       (long long)(frac_mono_ns() - t0) / 1000000);
 	EXPECT_EQ(direct0 + 1, frac_t_counter(&self->dev, "jobs_direct"))

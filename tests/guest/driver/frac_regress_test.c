@@ -19,7 +19,6 @@
  *   timeout  needs job_timeout_ms <= 20 (regress.sh loads job_timeout_ms=1)
  *   unplug   removes the device through sysfs: run it last, rescan after
  */
-#define _GNU_SOURCE	/* sched_setaffinity, CPU_SET, memfd_create */
 #include <grp.h>
 #include <setjmp.h>
 #include <pthread.h>
@@ -1577,7 +1576,7 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	struct sync_file_info sfi;
 	pthread_t watcher;
 	uint64_t done_kill;
-	int pidfd, fence_fd;
+	int fence_fd;
 	struct frac_bo mine[2] = { { 0 } }, fresh = { 0 }, a = { 0 }, b = { 0 }, c = { 0 };
 	struct frac_job_result res;
 	struct drm_frac_bo_info info;
@@ -1644,13 +1643,9 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 		uint32_t id;
 
 		close(pfd[0]);
-		/* Never left spinning: an ASSERT in the parent ends it too. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
-			_exit(6);
-		CPU_ZERO(&cpus);
-		CPU_SET(1, &cpus);
-		if (sched_setaffinity(0, sizeof(cpus), &cpus))
-			_exit(4);
+		i = frac_t_child_setup();
+		if (i)
+			_exit(i);
 		if (frac_open(self->dev.index, &child) ||
 		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &ca) ||
 		    frac_t_bo(&child, SZ, DRM_FRAC_BO_DEVMEM, &cb) ||
@@ -1695,11 +1690,8 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	}
 	off = offs[0];
 	close(pfd[0]);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	ASSERT_LE(0, pidfd) TH_LOG("pidfd_open: %s", strerror(errno));
-	fence_fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)offs[3], 0);
-	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_getfd: %s", strerror(errno));
-	close(pidfd);
+	fence_fd = frac_t_pidfd_getfd(pid, (int)offs[3]);
+	ASSERT_LE(0, fence_fd) TH_LOG("pidfd_open/pidfd_getfd: %s", strerror(errno));
 	for (i = 0; i < 3; i++) {
 		frac_cmdlist_init(&cl);
 		for (j = 0; j < hold_cmds[i]; j++)

@@ -16,6 +16,8 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +25,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -442,6 +446,39 @@ static inline int frac_t_fdinfo(int fd, const char *key, uint64_t *v)
 		break;
 	}
 	fclose(f);
+	return ret;
+}
+
+/*
+ * In a test's forked child: die with the parent (an ASSERT there ends the
+ * test, and the child must not be left spinning) and run on CPU 1 alone.
+ * 0, or the status the child should _exit() with: 6 if it cannot die with
+ * the parent (or the parent is already gone), 4 if it cannot be pinned.
+ */
+static inline int frac_t_child_setup(void)
+{
+	cpu_set_t cpus;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+		return 6;
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus))
+		return 4;
+	return 0;
+}
+
+/* Process @pid's file descriptor @fd, duplicated here: a new fd, or -1 (errno). */
+static inline int frac_t_pidfd_getfd(pid_t pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), ret, err;
+
+	if (pidfd < 0)
+		return -1;
+	ret = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	err = errno;
+	close(pidfd);
+	errno = err;
 	return ret;
 }
 

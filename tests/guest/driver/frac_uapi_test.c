@@ -10,7 +10,6 @@
  * of a host BO and its refusal for a device BO, fdinfo, closing BOs and files
  * while jobs still run, and SUBMIT_LOCAL_QUEUE on every CPU.
  */
-#define _GNU_SOURCE	/* sched_setaffinity, CPU_SET */
 #include <limits.h>
 #include <sched.h>
 #include <linux/dma-buf.h>
