@@ -150,8 +150,9 @@ static const struct file_operations frac_reset_fops = {
  * "<queue> <1|0>": stop, or restart, the queue's submission (drm_sched's
  * run_job and free_job, and direct SUBMITs) as a reset does while it runs.
  * For tests of what happens to jobs run_job has not yet taken. While stopped
- * no job is written or freed, and a job run_job has not taken is not timed;
- * any recovery of the queue (a reset, a timeout, the orphan watchdog)
+ * run_job writes and free_job frees no job, and a job run_job has not taken
+ * is not timed (a direct job on the ring still ends, and is still timed);
+ * any recovery of the queue (a reset, a timeout, the direct-job watchdog)
  * restarts it. "queues" shows it as "submission stopped".
  */
 static ssize_t frac_sched_pause_write(struct file *file, const char __user *ubuf,

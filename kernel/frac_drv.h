@@ -40,8 +40,8 @@
 #define FRAC_NUM_PRIO		3
 /*
  * Ring slots that jobs written by SUBMIT itself (direct submission) may hold
- * before drm_sched's run_job has taken them over; the scheduler's credits are
- * the rest of the ring, so together they never overflow it.
+ * until they end; the scheduler's credits are the rest of the ring, so
+ * together they never overflow it.
  */
 #define FRAC_DIRECT_CREDITS	DRM_FRAC_MAX_CMDS
 
@@ -87,14 +87,15 @@ struct frac_queue {
 
 	/*
 	 * Protects the submission side: sq_tail, seqno, the descriptors and SG
-	 * areas, the SQ doorbell, and the frac_file's queued[] counts of this
-	 * queue. Taken by run_job and by a direct SUBMIT (frac_job_ring_locked());
+	 * areas, the SQ doorbell, the frac_file's queued[] counts of this queue
+	 * and the direct-job watchdog's seqno and deadline. Taken by run_job and
+	 * by a direct SUBMIT (frac_job_ring_locked()), and by the watchdog;
 	 * frac_queue_stop_submit() uses it to wait out a direct SUBMIT.
 	 */
 	spinlock_t ring_lock;
 	u32 sq_tail;
 	u64 seqno;			/* hardware job sequence number */
-	/* Slots of direct jobs run_job has not yet taken over (<= FRAC_DIRECT_CREDITS) */
+	/* Slots of direct jobs not yet ended (<= FRAC_DIRECT_CREDITS) */
 	atomic_t direct_credits;
 	/* Seqno of the last job that ended; written under cq_lock, read without */
 	u64 seqno_done;
@@ -122,14 +123,14 @@ struct frac_queue {
 
 	struct drm_gpu_scheduler sched;
 	/*
-	 * The orphan watchdog (frac_queue_orphan_timedout()): the seqno of the
-	 * last direct job drm_sched freed before its run_job took it over (its
-	 * file was killed), which drm_sched never times. Raised under ring_lock
-	 * (never lowered), read by the watchdog; a queue holds one unended
-	 * direct job at most.
+	 * The direct-job watchdog (frac_queue_direct_timedout()): the seqno and
+	 * the deadline (jiffies) of the last direct job written to the ring,
+	 * which drm_sched never times. Protected by ring_lock; a direct job goes
+	 * only to an idle ring.
 	 */
-	u64 orphan_seqno;
-	struct delayed_work orphan_tdr;
+	u64 direct_seqno;
+	unsigned long direct_deadline;
+	struct delayed_work direct_tdr;
 	int irq;
 	struct irq_data *irqd;		/* of @irq: its effective affinity */
 
@@ -188,10 +189,13 @@ struct frac_device {
 	unsigned long coredump_busy;	/* bit 0: coredump_buf in use */
 	struct work_struct coredump_work;
 
-	/* Jobs handed to a scheduler and not yet freed by it; removal waits for 0 */
+	/*
+	 * Jobs handed to a scheduler and not yet freed by it, and direct jobs
+	 * not yet retired (frac_job_retire()); removal waits for 0
+	 */
 	atomic_t sched_jobs;
 	wait_queue_head_t sched_jobs_wq;
-	/* Jobs freed during a recovery, their BOs put by put_work */
+	/* Jobs freed during a recovery, and direct jobs that ended: put_work retires them */
 	struct llist_head put_list;
 	struct work_struct put_work;
 
@@ -214,8 +218,8 @@ struct frac_device {
 	/* run_job and free_job of every queue's scheduler */
 	struct workqueue_struct *submit_wq;
 	/*
-	 * Ordered: drm_sched's job timeouts of every queue and the orphan
-	 * watchdogs (frac_queue_orphan_timedout()) run one at a time, so that
+	 * Ordered: drm_sched's job timeouts of every queue and the direct-job
+	 * watchdogs (frac_queue_direct_timedout()) run one at a time, so that
 	 * no recovery restarts a queue's submission that another has stopped.
 	 */
 	struct workqueue_struct *tdr_wq;
@@ -232,7 +236,10 @@ struct frac_device {
 struct frac_file {
 	struct kref ref;		/* held by the open file and by its jobs */
 	struct rcu_head rcu;		/* freed after a grace period: frac_job_complete() */
-	/* Held from drm_sched_job_arm() to drm_sched_entity_push_job() */
+	/*
+	 * Held from drm_sched_job_arm() to drm_sched_entity_push_job(), and
+	 * over a direct SUBMIT's check and ring write (frac_job_push())
+	 */
 	struct mutex submit_lock;
 	struct frac_device *fdev;
 	u32 id;

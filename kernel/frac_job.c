@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The frac authors
  *
  * Jobs: validation of command lists and SUBMIT, a job's references and the
- * puts of its BOs (free_job), per-file job state, WAIT and poll. The ring
+ * puts of its BOs (free_job, or a direct job's end), per-file job state,
+ * WAIT and poll. The ring
  * side of a job (descriptors, run_job, completion, the timeout) is
  * frac_queue.c's; recovery is frac_reset.c's.
  */
@@ -54,6 +55,22 @@ static void frac_job_put_bos(struct frac_job *job)
 }
 
 /*
+ * A job the device is done with: put its BOs (or keep them, from a wedged
+ * device) and the creation reference. In process context, without
+ * fdev->reset_lock (frac_job_put_work()).
+ */
+static void frac_job_retire(struct frac_device *fdev, struct frac_job *job)
+{
+	if (job->keep_bos)
+		frac_job_quarantine(fdev, job);
+	else
+		frac_job_put_bos(job);
+	frac_job_put(job);
+	if (atomic_dec_and_test(&fdev->sched_jobs))
+		wake_up_all(&fdev->sched_jobs_wq);
+}
+
+/*
  * The BO puts and the last reference of jobs freed during a recovery, in
  * process context without fdev->reset_lock: putting an imported BO takes its
  * exporter's reservation lock, whose holder may be waiting for a fence that
@@ -65,18 +82,8 @@ void frac_job_put_work(struct work_struct *work)
 	struct llist_node *list = llist_del_all(&fdev->put_list);
 	struct frac_job *job, *next;
 
-	llist_for_each_entry_safe(job, next, list, put_node) {
-		/* A direct job's ring slots, held until it left the ring */
-		if (job->direct_credits)
-			frac_job_unqueue(job);
-		if (job->keep_bos)
-			frac_job_quarantine(fdev, job);
-		else
-			frac_job_put_bos(job);
-		frac_job_put(job);
-		if (atomic_dec_and_test(&fdev->sched_jobs))
-			wake_up_all(&fdev->sched_jobs_wq);
-	}
+	llist_for_each_entry_safe(job, next, list, put_node)
+		frac_job_retire(fdev, job);
 }
 
 /*
@@ -95,16 +102,25 @@ static void frac_job_done_unrun(struct frac_job *job)
 }
 
 /*
- * The hardware fence of a direct job whose BO puts waited for it signalled
- * (frac_job_free()): put them in process context. A fence a wedged device's
- * recovery signalled does not mean the device stopped: keep the BOs then.
+ * A direct job ended (frac_job_push()): its hardware fence signalled, from
+ * the interrupt, a reset or removal, so the device is done with it. Its ring
+ * slots are free now, for the next direct SUBMIT; its BOs and the creation
+ * reference are put in process context (frac_job_put_work()). A fence a
+ * wedged device's recovery signalled does not mean the device stopped: its
+ * BOs are kept then.
  */
-static void frac_job_release_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+static void frac_job_direct_ended(struct frac_job *job)
+{
+	atomic_sub(job->ncmds, &job->q->direct_credits);
+	job->keep_bos = READ_ONCE(job->fdev->wedged);
+}
+
+static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct frac_job *job = container_of(cb, struct frac_job, release_cb);
 	struct frac_device *fdev = job->fdev;
 
-	job->keep_bos = READ_ONCE(fdev->wedged);
+	frac_job_direct_ended(job);
 	llist_add(&job->put_node, &fdev->put_list);
 	queue_work(system_unbound_wq, &fdev->put_work);
 }
@@ -118,28 +134,8 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	if (trace_frac_job_done_enabled() && !job->hw_fence->ops)
 		frac_job_done_unrun(job);
 	drm_sched_job_cleanup(sched_job);
-	/*
-	 * A direct job is on the ring from SUBMIT on; drm_sched frees one it
-	 * never ran (its entity killed with the file) without waiting for it.
-	 * Nothing it named is put, and its ring slots are not counted free,
-	 * while the device may still touch it: that waits for its hardware
-	 * fence, which a completion, a reset or removal signals
-	 * (frac_job_put_work()).
-	 */
-	if (unlikely(job->direct) && !dma_fence_is_signaled(job->hw_fence)) {
-		/*
-		 * And drm_sched never timed it: the orphan watchdog does. Armed
-		 * first, while the job still holds the device: once the callback
-		 * is added it may free the job, and removal the device with it.
-		 * Armed for a job that ends meanwhile, it finds nothing to do.
-		 */
-		frac_queue_watch_orphan(job->q, job->seqno);
-		if (!dma_fence_add_callback(job->hw_fence, &job->release_cb,
-					    frac_job_release_cb))
-			return;
-	}
 	/* drm_sched dropped it before its run_job: its file was closed. */
-	if (unlikely(job->queued || job->direct_credits))
+	if (unlikely(job->queued))
 		frac_job_unqueue(job);
 	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
 		llist_add(&job->put_node, &fdev->put_list);
@@ -573,8 +569,27 @@ static void frac_job_stamp_submit(struct frac_job *job)
 }
 
 /*
- * Arm the job and hand it to its entity. From here on the job cannot fail:
- * it runs, or ends with an errno through its fence.
+ * A direct job (frac_job_try_direct()) is the device's from SUBMIT on and
+ * never drm_sched's: it is not armed nor pushed, and its end is its hardware
+ * fence's. The direct-job watchdog times it (armed with the ring write,
+ * frac_queue_direct_timedout()); its fence's callback ends it. A job that
+ * has ended already (it ran in the doorbell write, or its interrupt, a reset
+ * or removal came first) is retired here, its BOs unlocked and the submit
+ * lock dropped. Once the callback is added the job may be freed at any time.
+ */
+static void frac_job_direct_watch(struct frac_job *job)
+{
+	drm_sched_job_cleanup(&job->base);
+	if (dma_fence_add_callback(job->hw_fence, &job->release_cb, frac_job_direct_end_cb)) {
+		frac_job_direct_ended(job);
+		frac_job_retire(job->fdev, job);
+	}
+}
+
+/*
+ * Write the job to its ring now, or arm it and hand it to its entity. From
+ * here on the job cannot fail: it runs, or ends with an errno through its
+ * fence.
  */
 static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 			  struct drm_syncobj *out_syncobj)
@@ -582,44 +597,47 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 	struct frac_device *fdev = job->fdev;
 	struct frac_file *ff = job->ff;
 	struct dma_fence *end;
+	bool direct;
 
 	/*
 	 * drm_sched requires arm and push in one critical section per entity:
 	 * the finished fences' seqnos must follow the order of the entity's
 	 * queue, or a job depending on two of them keeps only the later fence
 	 * and may run before the earlier job ends (seen: 5 of 4363 with two
-	 * threads submitting to one queue).
+	 * threads submitting to one queue). The direct check needs it too: no
+	 * job of the entity may wait for run_job when one goes direct.
 	 */
 	mutex_lock(&ff->submit_lock);
-	drm_sched_job_arm(&job->base);
-	job->finished = dma_fence_get(&job->base.s_fence->finished);
 	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
 			      job->cmds[0].args.op, job->prio, job->bytes);
 	if (trace_frac_job_done_enabled())
 		frac_job_stamp_submit(job);
-	atomic_inc(&fdev->sched_jobs);	/* until frac_job_free() */
+	/* Until frac_job_free(), or a direct job's frac_job_retire() */
+	atomic_inc(&fdev->sched_jobs);
 	/*
 	 * To the ring now, or by run_job once drm_sched finds it ready; with
 	 * its BOs still locked, so that no job that must wait for this one
 	 * finds them before its fence is on them.
 	 */
-	if (!frac_job_try_direct(job))
+	direct = frac_job_try_direct(job);
+	if (!direct) {
+		drm_sched_job_arm(&job->base);
+		job->finished = dma_fence_get(&job->base.s_fence->finished);
 		frac_job_queued(job);
-	/*
-	 * A direct job's end is its hardware fence's: drm_sched would signal
-	 * its finished fence without waiting for the device if the file were
-	 * killed before run_job took the job over (frac_job_try_direct()).
-	 */
+	}
 	end = frac_job_end_fence(job);
 	frac_job_publish(job, end, ctx);
 	if (out_syncobj)
 		drm_syncobj_replace_fence(out_syncobj, end);
-	/* Only now, with job->finished and job->direct set, may WAIT find the job. */
+	/* Only now, with job->finished or job->direct set, may WAIT find the job. */
 	if (job->id)
 		frac_job_publish_id(ff, job);
-	/* The scheduler takes over the creation reference. */
-	drm_sched_entity_push_job(&job->base);
+	/* The scheduler, or the direct end, takes over the creation reference. */
+	if (!direct)
+		drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&ff->submit_lock);
+	if (direct)
+		frac_job_direct_watch(job);
 }
 
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -682,10 +700,11 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		goto err_unreserve;
 
 	/*
-	 * After the push the job is the scheduler's: it may run, end and be
-	 * freed by free_job before this thread runs again (KASAN saw the read
-	 * of job->id below the push as a use-after-free), so take what SUBMIT
-	 * returns first.
+	 * After the push the job is the scheduler's, or the device's: it may
+	 * run, end and be freed (by free_job, by its end, or within the push
+	 * for a direct job that ended already) before this thread runs again
+	 * (KASAN saw the read of job->id below the push as a use-after-free),
+	 * so take what SUBMIT returns first.
 	 */
 	job_id = job->id;
 	frac_job_push(job, &ctx, out_syncobj);
@@ -803,7 +822,7 @@ __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait)
 	poll_wait(filp, &ff->wq, wait);
 	xa_lock(&ff->jobs);
 	xa_for_each(&ff->jobs, id, job) {
-		if (job->finished && dma_fence_is_signaled(frac_job_end_fence(job))) {
+		if (dma_fence_is_signaled(frac_job_end_fence(job))) {
 			mask = EPOLLIN | EPOLLRDNORM;
 			break;
 		}

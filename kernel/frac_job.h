@@ -41,8 +41,9 @@ struct frac_cmd {
 /**
  * struct frac_job - one submitted job: a command list for one queue
  *
- * References: the scheduler holds one from submit until free_job, the file's
- * job table one until the job is waited for or the file closes.
+ * References: the scheduler holds one from submit until free_job (a direct
+ * job: its end, frac_job_retire()), the file's job table one until the job
+ * is waited for or the file closes.
  */
 struct frac_job {
 	struct drm_sched_job base;
@@ -55,17 +56,16 @@ struct frac_job {
 	u32 ring_first;			/* ring slot of its first descriptor */
 	struct llist_node put_node;	/* on fdev->put_list */
 	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
-	struct dma_fence *finished;	/* the scheduler's finished fence */
+	struct dma_fence *finished;	/* the scheduler's finished fence; none if direct */
 	/*
 	 * Direct submission (frac_job_try_direct()): SUBMIT wrote the job to
-	 * the ring; run_job only hands drm_sched its hardware fence. Set under
+	 * the ring, and it is never drm_sched's (frac_job_push()). Set under
 	 * the submit lock before WAIT can find the job, never cleared.
 	 */
 	bool direct;
 	/* Protected by the queue's ring_lock; cleared by run_job or free_job */
-	bool direct_credits;		/* holds ncmds of q->direct_credits */
 	bool queued;			/* counted in ff->queued[][] */
-	/* free_job of a direct job drm_sched never ran: BOs put once it ends */
+	/* A direct job's end: its ring slots freed, its BOs put (frac_job_retire()) */
 	struct dma_fence_cb release_cb;
 	bool keep_bos;			/* ...and a wedged device's recovery signalled it */
 
@@ -100,7 +100,6 @@ void frac_job_free(struct drm_sched_job *sched_job);
 
 /* frac_queue.c: submission */
 bool frac_job_try_direct(struct frac_job *job);
-void frac_queue_watch_orphan(struct frac_queue *q, u64 seqno);
 void frac_job_queued(struct frac_job *job);
 void frac_job_unqueue(struct frac_job *job);
 void frac_queue_stop_submit(struct frac_queue *q);

@@ -193,7 +193,8 @@ static void frac_remove(struct pci_dev *pdev)
 	frac_device_stop(fdev);
 	/*
 	 * The jobs the schedulers still hold end now (run_job() refuses them),
-	 * those of closed files too. Wait until the schedulers have freed them:
+	 * those of closed files too, and the direct jobs on the rings. Wait until
+	 * the schedulers have freed them and the direct ones are retired:
 	 * drm_sched_fini(), when the DRM device is released, would leak them
 	 * with their BOs (and the release is here if no file is open).
 	 */

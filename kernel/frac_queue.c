@@ -264,7 +264,7 @@ static void frac_job_ring_locked(struct frac_job *job)
 	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 				job->ncmds, q->sq_tail);
 	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u%s\n", q->id, job->seqno,
-		 job->ncmds, q->sq_tail, job->direct_credits ? " (direct)" : "");
+		 job->ncmds, q->sq_tail, job->direct ? " (direct)" : "");
 }
 
 /* The job goes to drm_sched's run_job: its entity has one more to write. */
@@ -280,7 +280,6 @@ void frac_job_queued(struct frac_job *job)
 
 /*
  * The job no longer waits to be written by run_job (run_job got to it, or
- * drm_sched dropped it), or holds direct credits (run_job took it over, or
  * drm_sched dropped it): another job of its entity may go direct.
  */
 void frac_job_unqueue(struct frac_job *job)
@@ -291,25 +290,44 @@ void frac_job_unqueue(struct frac_job *job)
 	if (job->queued)
 		job->ff->queued[q->id][job->prio]--;
 	job->queued = false;
-	if (job->direct_credits)
-		atomic_sub(job->ncmds, &q->direct_credits);
-	job->direct_credits = false;
 	spin_unlock(&q->ring_lock);
 }
 
 /*
+ * The direct-job watchdog. drm_sched never times a direct job
+ * (frac_job_push()); its hardware fence, which its BOs' reservations and out
+ * syncobj hold, must still signal if it hangs. A job behind it on the ring
+ * would find it with its own timeout (frac_job_timedout()); with none, this
+ * does, a job timeout after the last direct SUBMIT on the queue: the queue is
+ * recovered as a timeout would, with the oldest job on the ring (the direct
+ * job: it went direct on an idle ring, so it started at its SUBMIT) to
+ * blame. A direct SUBMIT, under ring_lock with the job on the ring, records
+ * its seqno and deadline, and queues the watchdog only if it is not already
+ * queued (most SUBMITs: no timer is touched); a watchdog that runs before
+ * the last direct job's deadline queues itself again for the rest.
+ */
+static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
+{
+	unsigned long timeout = msecs_to_jiffies(frac_job_timeout_ms);
+
+	lockdep_assert_held(&q->ring_lock);
+	q->direct_seqno = seqno;
+	q->direct_deadline = jiffies + timeout;
+	if (!delayed_work_pending(&q->direct_tdr))
+		mod_delayed_work(q->fdev->tdr_wq, &q->direct_tdr, timeout);
+}
+
+/*
  * Direct submission, from SUBMIT with the file's submit lock held and its
- * BOs' reservations locked, the job armed and not yet pushed nor published:
+ * BOs' reservations locked, the job neither armed nor published:
  * when nothing stands in its way, write the job to the ring now rather than
  * in drm_sched's run_job work item, one wakeup and one hop later (ivpu and
  * qaic submit from the ioctl; nvme rings its doorbell in the submitting
- * syscall). The job is then pushed as any other: drm_sched takes it over at
- * its run_job, which only hands back the hardware fence, and from then on
- * times it out, recovers it and frees it. Until then its end is its
- * hardware fence's alone, and that is the fence SUBMIT publishes for it (in
- * its BOs' reservations and its out syncobj; frac_job_push()): drm_sched
- * signals the finished fence of a job it never ran (its entity killed with
- * the file) at once, while the device may still run it.
+ * syscall). The job is then never drm_sched's (frac_job_push()): its end is
+ * its hardware fence's, which SUBMIT publishes (in its BOs' reservations and
+ * its out syncobj); the direct-job watchdog times it out
+ * (frac_queue_direct_timedout()), a recovery ends it as any job on the ring,
+ * and its fence's callback releases it: no run_job or free_job work item.
  * Nothing stands in the way when:
  *  - direct submission is on (the direct_submit parameter);
  *  - every fence the job depends on has signalled;
@@ -351,9 +369,9 @@ bool frac_job_try_direct(struct frac_job *job)
 	    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
 	    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
 		atomic_add(job->ncmds, &q->direct_credits);
-		job->direct_credits = true;
 		job->direct = true;
 		frac_job_ring_locked(job);
+		frac_queue_watch_direct_locked(q, job->seqno);
 		atomic64_inc(&q->jobs_direct);
 		direct = true;
 	}
@@ -379,16 +397,6 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
 	int idx;
-
-	/*
-	 * Already on the ring: whatever the device's state, its end comes
-	 * through its hardware fence (a completion, a reset, removal), and
-	 * drm_sched must not free it before.
-	 */
-	if (job->direct) {
-		frac_job_unqueue(job);
-		return dma_fence_get(job->hw_fence);
-	}
 
 	if (!drm_dev_enter(&fdev->drm, &idx)) {
 		frac_job_unqueue(job);
@@ -745,8 +753,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	}
 	/*
 	 * The one to blame is the oldest job on the ring: a direct job ahead
-	 * of this one, which drm_sched had not yet taken over (and so not
-	 * timed) when run_job wrote this one behind it, is what kept it from
+	 * of this one, which drm_sched does not time, is what kept it from
 	 * running. None up to this one: it has ended since.
 	 */
 	if (!ended) {
@@ -770,39 +777,28 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
-/*
- * The orphan watchdog. A direct job whose file was killed before run_job took
- * it over is freed by drm_sched without being timed (frac_job_free() keeps
- * its BOs until its hardware fence signals); that fence, which its BOs'
- * reservations and out syncobj hold, must still signal if it hangs. A job
- * behind it on the ring would find it with its own timeout
- * (frac_job_timedout()); with none, this does, a job timeout after drm_sched
- * dropped it: the queue is recovered as a timeout would, with the oldest job
- * on the ring (the direct job: it went direct on an idle ring) to blame.
- */
-void frac_queue_watch_orphan(struct frac_queue *q, u64 seqno)
-{
-	spin_lock(&q->ring_lock);
-	/* The later: an earlier orphan's free may come last, the job long ended. */
-	if (seqno > q->orphan_seqno)
-		WRITE_ONCE(q->orphan_seqno, seqno);
-	spin_unlock(&q->ring_lock);
-	mod_delayed_work(q->fdev->tdr_wq, &q->orphan_tdr,
-			 msecs_to_jiffies(frac_job_timeout_ms));
-}
-
-static void frac_queue_orphan_timedout(struct work_struct *work)
+static void frac_queue_direct_timedout(struct work_struct *work)
 {
 	struct frac_queue *q = container_of(to_delayed_work(work), struct frac_queue,
-					    orphan_tdr);
+					    direct_tdr);
 	struct frac_device *fdev = q->fdev;
-	u64 seqno = READ_ONCE(q->orphan_seqno);
 	struct frac_job *guilty = NULL;
+	unsigned long deadline;
+	u64 seqno;
 	int idx;
 
+	/* Both of one SUBMIT: a direct job written meanwhile has its own deadline. */
+	spin_lock(&q->ring_lock);
+	seqno = q->direct_seqno;
+	deadline = q->direct_deadline;
+	spin_unlock(&q->ring_lock);
 	/* Jobs end in ring order: it ended once a job as late as it did. */
 	if (READ_ONCE(q->seqno_done) >= seqno)
 		return;
+	if (time_before(jiffies, deadline)) {
+		mod_delayed_work(fdev->tdr_wq, &q->direct_tdr, deadline - jiffies);
+		return;
+	}
 	/* Being removed: frac_device_stop() ends every job on the ring. */
 	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
@@ -856,8 +852,7 @@ int frac_job_sched_init(struct frac_queue *q)
 
 	/*
 	 * Credits are ring slots: one per command, so the ring never overflows.
-	 * Direct jobs hold up to FRAC_DIRECT_CREDITS more until run_job takes
-	 * them over, when drm_sched counts them too.
+	 * Direct jobs, never drm_sched's, hold up to FRAC_DIRECT_CREDITS more.
 	 */
 	return drm_sched_init(&q->sched, &frac_sched_ops, fdev->submit_wq,
 			      DRM_SCHED_PRIORITY_COUNT, q->size - 1 - FRAC_DIRECT_CREDITS, 0,
@@ -874,7 +869,7 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 	u32 i;
 
 	for (i = 0; i < fdev->num_queues; i++) {
-		disable_delayed_work_sync(&fdev->queues[i].orphan_tdr);
+		disable_delayed_work_sync(&fdev->queues[i].direct_tdr);
 		drm_sched_fini(&fdev->queues[i].sched);
 	}
 }
@@ -927,7 +922,7 @@ int frac_queues_init(struct frac_device *fdev)
 		q->size = FRAC_RING_ENTRIES;
 		spin_lock_init(&q->ring_lock);
 		spin_lock_init(&q->cq_lock);
-		INIT_DELAYED_WORK(&q->orphan_tdr, frac_queue_orphan_timedout);
+		INIT_DELAYED_WORK(&q->direct_tdr, frac_queue_direct_timedout);
 		q->fence_context = dma_fence_context_alloc(1);
 
 		q->sq = dmam_alloc_coherent(dev, q->size * sizeof(*q->sq), &q->sq_dma,

@@ -134,7 +134,8 @@ static int frac_device_wait_ready(struct frac_device *fdev)
 /*
  * The device would not confirm that it stopped. Jobs on its rings must still
  * end, but what they named may yet be written: its bus mastering goes off,
- * from now on every ended job keeps its BOs (frac_job_free()), and no job
+ * from now on every ended job keeps its BOs (frac_job_free(), and a direct
+ * job's end), and no job
  * reaches the device again.
  */
 static void frac_device_wedge(struct frac_device *fdev)
@@ -170,7 +171,7 @@ void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job)
  * Stop every queue's run_job, reset the device and wait for it to quiesce,
  * then end every job on its rings: @guilty with -ETIMEDOUT, the others with
  * @err. A device that does not quiesce is wedged; its jobs still end, all
- * with -EIO, and keep their BOs (frac_job_free()).
+ * with -EIO, and keep their BOs (frac_job_free(), frac_job_retire()).
  */
 static void frac_device_quiesce_locked(struct frac_device *fdev,
 				       struct frac_job *guilty, int err)
@@ -221,11 +222,11 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
  * hardware fences, and only then let drm_sched free them and go on. Jobs not
  * yet on the ring are untouched. @bad is the job drm_sched's timeout took off
  * its pending list, handed back to drm_sched_stop(); @guilty is @bad's job,
- * or a direct job ahead of it on the ring that drm_sched had not yet taken
- * over when run_job wrote @bad (frac_job_timedout()). Without @bad (the
- * orphan watchdog's recovery, frac_queue_orphan_timedout()) drm_sched is not
- * stopped: its jobs on the ring end through their hardware fences, as in a
- * device reset, and its run_job is restarted.
+ * or a direct job ahead of it on the ring, which drm_sched does not time
+ * (frac_job_timedout()). Without @bad (the direct-job watchdog's recovery,
+ * frac_queue_direct_timedout()) drm_sched is not stopped: its jobs on the
+ * ring end through their hardware fences, as in a device reset, and its
+ * run_job is restarted.
  */
 void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 			       struct drm_sched_job *bad)

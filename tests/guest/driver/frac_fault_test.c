@@ -208,10 +208,10 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
 /*
  * With frac.ko's direct_submit on, a file's job on an idle queue, with no
  * other job of the file outstanding, goes direct (SUBMIT writes it to the
- * ring): a hang is then a direct job's. drm_sched times it only once its
- * run_job has taken it over, its BOs' reservations hold its hardware fence
- * rather than drm_sched's finished fence, and it is to take the blame rather
- * than a job run_job wrote behind it before the takeover. faults.sh runs the
+ * ring): a hang is then a direct job's. drm_sched never has it (the
+ * direct-job watchdog times it), its BOs' reservations hold its hardware
+ * fence, and it is to take the blame rather than a job run_job wrote behind
+ * it. faults.sh runs the
  * hang tests with it off and on; @n of the test's jobs must have gone direct
  * when it is on, none when off.
  */
@@ -276,15 +276,14 @@ TEST_F_TIMEOUT(fault, hang, 120)
 }
 
 /*
- * A direct job that hangs takes the blame, not a job run_job wrote behind it
- * before taking the direct job over. This thread, SCHED_FIFO on CPU 0, submits
- * a LOW job, which goes direct (direct_submit on for the test), and stops the
- * queue's submission (debugfs sched_pause) before drm_sched's run_job work
- * item (queued on CPU 0, not real-time) can run; the test checks that the
- * job still holds its direct credits (not taken over). Then another file's
- * NORMAL job on the same queue, and the queue restarts: run_job writes the
- * NORMAL job first (the higher priority) and only then takes the direct job
- * over, so drm_sched times the NORMAL job first. The hung direct
+ * A direct job that hangs takes the blame, not a job run_job wrote behind it.
+ * This thread, SCHED_FIFO on CPU 0, submits a LOW job, which goes direct
+ * (direct_submit on for the test), and stops the queue's submission (debugfs
+ * sched_pause); the test checks that the job still holds its direct credits
+ * (it is on the ring). Then another file's NORMAL job on the same queue, and
+ * the queue restarts: run_job writes the NORMAL job behind the hung one, and
+ * whichever times out first, drm_sched's timeout of the NORMAL job or the
+ * direct-job watchdog, must blame the oldest job on the ring. The hung direct
  * job must end -ETIMEDOUT, the NORMAL job behind it -ECANCELED; one queue
  * reset, one timeout.
  */
@@ -337,7 +336,7 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 	ASSERT_EQ(0, ret) TH_LOG("sched_pause: %s", strerror(-ret));
 	ASSERT_NE(0u, id1);
 	ASSERT_NE(0u, id2);
-	EXPECT_EQ(1ull, credits) TH_LOG("run_job took the LOW job over before the NORMAL one "
+	EXPECT_EQ(1ull, credits) TH_LOG("the LOW job was off the ring before the NORMAL one "
 					"was submitted: the test proves nothing");
 
 	ASSERT_EQ(0, frac_wait(&self->dev, id1, self->wait_ns, &r1));
@@ -356,18 +355,16 @@ TEST_F_TIMEOUT(fault, direct_hang_blamed_not_the_job_behind, 120)
 }
 
 /*
- * A direct job that hangs, whose file is killed before run_job took it over,
- * with no job behind it on the ring: drm_sched frees it without ever timing
- * it, and nothing but the orphan watchdog ends it. Its fence (taken from the
- * child as a sync_file) must still signal, -ETIMEDOUT, with one timeout and
- * one queue reset counted.
+ * A direct job that hangs, whose file is killed, with no job behind it on
+ * the ring: drm_sched never has it, and nothing but the direct-job watchdog
+ * ends it. Its fence (taken from the child as a sync_file) must still
+ * signal, -ETIMEDOUT, with one timeout and one queue reset counted.
  *
- * The child submits at SCHED_FIFO on CPU 1 and spins, so the run_job work
- * item queued there waits; this process then stops the queue's submission
- * (debugfs sched_pause) and kills the child. Its file's close waits 1 s for
- * the job, then drm_sched kills it. The test checks that the job was still
- * not taken over after the close (its direct credits held), else it proves
- * nothing and fails saying so. The watchdog's recovery restarts submission.
+ * The child submits at SCHED_FIFO on CPU 1 and spins; this process then
+ * stops the queue's submission (debugfs sched_pause) and kills the child.
+ * The test checks that the job was still on the ring after the close (its
+ * direct credits held), else it proves nothing and fails saying so. The
+ * watchdog's recovery restarts submission.
  */
 TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 {
@@ -454,7 +451,7 @@ TEST_F_TIMEOUT(fault, killed_file_hung_direct_job_ends, 120)
 	EXPECT_EQ(direct0 + 1, frac_t_counter(&self->dev, "jobs_direct"))
 		TH_LOG("the child's job did not go direct: proves nothing");
 	EXPECT_EQ(0, st);
-	EXPECT_EQ(1ull, credits) TH_LOG("run_job took the job over before its file closed: "
+	EXPECT_EQ(1ull, credits) TH_LOG("the job had ended before its file closed: "
 					"the test proves nothing");
 
 	pf = (struct pollfd){ .fd = fence_fd, .events = POLLIN };
@@ -818,6 +815,46 @@ TEST_F_TIMEOUT(fault, fatal, 120)
 	load_start(_metadata, self, 0);
 	load_check(_metadata, self);
 	all_queues_work(_metadata, self);
+}
+
+/*
+ * Direct jobs one after another, each running 60% of the job timeout, none
+ * of them hung: the direct-job watchdog, queued by the first and finding a
+ * later one on the ring when it runs, must wait for that one's own deadline
+ * (a job timeout after its SUBMIT), not recover the queue. Every job must
+ * complete, with no timeout and no queue reset counted. Runs with the
+ * direct_submit parameter on for the test.
+ */
+TEST_F_TIMEOUT(fault, direct_jobs_back_to_back_not_timed_out, 120)
+{
+	enum { N = 5 };
+	struct counters before, after;
+	struct frac_job_result res;
+	uint64_t direct0, ms = self->timeout_ms * 6 / 10;
+	char what[64];
+	uint32_t id;
+	int was = frac_t_modparam_bool("direct_submit"), i;
+
+	if (was < 0)
+		SKIP(return, "frac.ko has no direct_submit parameter");
+	ASSERT_EQ(0, frac_t_write_str("/sys/module/frac/parameters/direct_submit", "1"));
+	counters_read(&self->dev, &before);
+	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	snprintf(what, sizeof(what), "latency 0 %llu", (unsigned long long)ms);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+		id = victim_job(_metadata, self, &self->dev, &self->victim, 0, i % 8, 0);
+		ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
+		EXPECT_EQ(0, res.status) TH_LOG("job %d of %d: status %d", i + 1, N, res.status);
+		EXPECT_GE(res.t_end - res.t_start, ms * 1000000ull) TH_LOG("latency not applied");
+	}
+	counters_read(&self->dev, &after);
+	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
+	EXPECT_EQ(direct0 + N, frac_t_counter(&self->dev, "jobs_direct"))
+		TH_LOG("not every job went direct: the test proves less");
+	EXPECT_EQ(before.timeouts, after.timeouts);
+	EXPECT_EQ(before.qresets, after.qresets);
+	EXPECT_EQ(before.failed, after.failed);
 }
 
 /* latency: the next job takes 50 ms longer on the device clock; nothing else changes. */

@@ -1479,7 +1479,7 @@ static void reset_race(struct __test_metadata *_metadata, FIXTURE_DATA(direct) *
 	       (unsigned long long)(dir1 - dir0));
 	/*
 	 * Nothing left behind: every job written to a ring ended, and every
-	 * direct job was taken over (within 2 s), on every queue.
+	 * direct job gave its credits back (within 2 s), on every queue.
 	 */
 	for (i = 0; i < (int)self->dev.num_queues; i++) {
 		uint64_t in_ring = ~0ull, credits = ~0ull, s, c, f;
@@ -1540,30 +1540,28 @@ static void *fence_watch_run(void *arg)
 }
 
 /*
- * A direct job of a file that is closed before drm_sched took it over.
+ * A direct job of a file that is closed while the device still runs it.
  *
  * The job is on the ring from SUBMIT on. A child pinned to CPU 1 submits, at
  * LOW priority, GEMMs into one device-memory result (direct: the ring is
  * idle), as many as take the device about 2.5 s (the device writes each
  * result when that GEMM is done, so the writes go on for that long), and then
- * spins at SCHED_FIFO, so that the scheduler's work item, queued on CPU 1,
- * cannot run. Meanwhile this process (CPU 0) submits three NORMAL jobs of
- * 64 + 64 + 63 commands: once the child is killed and the work item runs,
- * drm_sched runs those first (the higher priority) and they take all of its
- * credits, so the GEMMs are still not taken over when the child's file
- * closes: drm_sched kills the entity's jobs (after waiting 1 s for them) and
- * frees them at once. Were the job's BOs put then, its result's range would
- * be free for another file's new BO while the device still writes results
- * into it. The new BO on that range must never change once allocated: the
- * range comes back only after the job ended.
+ * spins at SCHED_FIFO. Meanwhile this process (CPU 0) submits three NORMAL
+ * jobs of 64 + 64 + 63 commands, which drm_sched writes behind it. The child
+ * is killed and its file closes with the GEMMs still running. Were the
+ * job's BOs put then, its result's range would be free for another file's
+ * new BO while the device still writes results into it. The new BO on that
+ * range must never change once allocated: the range comes back only after
+ * the job ended. (Written when drm_sched took direct jobs over in its
+ * run_job: it then freed a killed file's job it had not taken over at once.)
  *
  * And the job's fence (its out syncobj's, the one in its BOs' reservations),
  * which this process holds as a sync_file taken from the child, must not
  * signal before the device has ended the job: when it is seen signalled,
  * queue 0 must have counted the GEMMs' job completed (the holders behind it
- * on the ring cannot end first). drm_sched signals the finished fence of a
- * job it never ran at the kill; a direct job's published fence is its
- * hardware fence.
+ * on the ring cannot end first). A direct job's published fence is its
+ * hardware fence; drm_sched signals the finished fence of a job it never ran
+ * at the kill.
  */
 TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 {
@@ -1700,9 +1698,9 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	}
 	direct_counts(&self->dev, 0, &sub1, &dir1);
 	EXPECT_EQ(dir0 + 1, dir1) TH_LOG("the child's job did not go direct: the test proves nothing");
-	/* Not taken over: its direct credits are still held. */
+	/* Still running: its direct credits are still held. */
 	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, 0, &in_ring, &credits));
-	EXPECT_EQ(ngemm, credits) TH_LOG("run_job took the job over before the kill: the test "
+	EXPECT_EQ(ngemm, credits) TH_LOG("the job ended before the kill: the test "
 					 "proves nothing");
 	/* Watched from before the kill: the fence may signal with the file's close. */
 	watch.dev = &self->dev;
@@ -1716,11 +1714,11 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	       (long long)(frac_mono_ns() - t_kill) / 1000000);
 
 	/*
-	 * Killed before run_job took it over (the credits go back only when
-	 * it leaves the ring), and still running: else this proves nothing.
+	 * Still running (the credits go back only when it leaves the ring)
+	 * when its file closed: else this proves nothing.
 	 */
 	EXPECT_EQ(0, frac_t_direct_ring_state(&self->dev, 0, &in_ring, &credits));
-	EXPECT_EQ(ngemm, credits) TH_LOG("the job was taken over, or had ended, by the time its "
+	EXPECT_EQ(ngemm, credits) TH_LOG("the job had ended by the time its "
 					 "file closed: the test proves nothing");
 
 
