@@ -66,13 +66,13 @@ def perf_stat_counts(path):
     return out
 
 
-def per_job_counts(raw, name, units):
-    """{rep: {event: count per job}} for p2cs-<name>-<rep>.{txt,json}; @units(doc) the jobs
-    or I/Os the run completed."""
+def per_job_counts(raw, name, units, prefix="p2cs-"):
+    """{rep: {event: count per job}} for <prefix><name>-<rep>.{txt,json}; @units(doc) the
+    jobs or I/Os the run completed."""
     out = {}
-    for r, doc in load(raw, f"p2cs-{name}").items():
+    for r, doc in load(raw, f"{prefix}{name}").items():
         n = units(doc)
-        c = perf_stat_counts(os.path.join(raw, f"p2cs-{name}-{r}.txt"))
+        c = perf_stat_counts(os.path.join(raw, f"{prefix}{name}-{r}.txt"))
         if n and c:
             out[r] = {k: v / n for k, v in c.items()}
     return out
@@ -191,6 +191,16 @@ def main():
                                    {r: key(d) for r, d in off.items()},
                                    unit, scale, 1, "on/off")
             d_any = True
+    # Per job at QD1, direct on against off: the work a direct job saves.
+    con = per_job_counts(raw, "on-p1cs", lambda d: d["jobs"], prefix="d-")
+    coff = per_job_counts(raw, "off-p1cs", lambda d: d["jobs"], prefix="d-")
+    for ev, key in (("context-switches", "D_p1_cs_per_job"),
+                    ("workqueue:workqueue_execute_start", "D_p1_work_per_job")):
+        a = {r: v[ev] for r, v in con.items() if ev in v}
+        b = {r: v[ev] for r, v in coff.items() if ev in v}
+        if a and b:
+            res[key] = line("", f"frac {ev.split(':')[-1]} per job QD1, direct on", a,
+                            "direct off", b, "", 1, 2, "on/off")
     if not d_any:
         print("D    not measured (FRAC_BENCH_ONLY without d, or no direct_submit parameter)")
 

@@ -195,6 +195,11 @@ for r in $(seq 1 "$reps"); do
 		for m in $(printf '%s\n' on off | shuf); do
 			echo $([ $m = on ] && echo 1 || echo 0) > /sys/module/frac/parameters/direct_submit
 			$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/d-$m-p1-$r.json"
+			# Context switches and work items per job at QD1 (a direct job skips
+			# drm_sched's run_job and free_job work items).
+			command -v perf > /dev/null &&
+				perf_counts "$out/d-$m-p1cs-$r.txt" $fb -m latency -o nop -L -T 2 -W 0 -j \
+					> "$out/d-$m-p1cs-$r.json"
 			$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/d-$m-p2-$r.json"
 			if [ -n "$bh" ]; then
 				tools/fracbench/fracbench -D "$bh" -m latency -o nop -L -T 3 -W 200 -j \
