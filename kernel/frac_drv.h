@@ -195,9 +195,12 @@ struct frac_device {
 	 */
 	atomic_t sched_jobs;
 	wait_queue_head_t sched_jobs_wq;
-	/* Jobs freed during a recovery, and direct jobs that ended: put_work retires them */
+	/* Jobs freed during a recovery: put_work retires them */
 	struct llist_head put_list;
 	struct work_struct put_work;
+	/* Direct jobs that ended: the next SUBMIT, or reap_work, retires them */
+	struct llist_head reap_list;
+	struct delayed_work reap_work;
 
 	struct xarray contexts;		/* ids of open files (reserved entries); own lock */
 	u32 context_next;
@@ -380,6 +383,8 @@ int frac_file_jobs_init(struct frac_file *ff);
 void frac_file_put(struct frac_file *ff);
 void frac_file_jobs_fini(struct frac_file *ff);
 void frac_job_put_work(struct work_struct *work);
+void frac_job_reap(struct frac_device *fdev);
+void frac_job_reap_work(struct work_struct *work);
 __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
 
 /* frac_coredump.c */

@@ -56,8 +56,9 @@ static void frac_job_put_bos(struct frac_job *job)
 
 /*
  * A job the device is done with: put its BOs (or keep them, from a wedged
- * device) and the creation reference. In process context, without
- * fdev->reset_lock (frac_job_put_work()).
+ * device) and the creation reference. In process context, without any lock
+ * (frac_job_put_work(), frac_job_reap()): putting an imported BO takes its
+ * exporter's reservation lock.
  */
 static void frac_job_retire(struct frac_device *fdev, struct frac_job *job)
 {
@@ -105,8 +106,10 @@ static void frac_job_done_unrun(struct frac_job *job)
  * A direct job ended (frac_job_push()): its hardware fence signalled, from
  * the interrupt, a reset or removal, so the device is done with it. Its ring
  * slots are free now, for the next direct SUBMIT; its BOs and the creation
- * reference are put in process context (frac_job_put_work()). A fence a
- * wedged device's recovery signalled does not mean the device stopped: its
+ * reference are put in process context: by the next SUBMIT on the device, or
+ * a jiffy later by reap_work (frac_job_reap()). A client waiting for one job
+ * at a time, whose jobs go direct, then costs no work item per job. A fence
+ * a wedged device's recovery signalled does not mean the device stopped: its
  * BOs are kept then.
  */
 static void frac_job_direct_ended(struct frac_job *job)
@@ -121,8 +124,27 @@ static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb 
 	struct frac_device *fdev = job->fdev;
 
 	frac_job_direct_ended(job);
-	llist_add(&job->put_node, &fdev->put_list);
-	queue_work(system_unbound_wq, &fdev->put_work);
+	/* The first on the list queues the work; a SUBMIT meanwhile reaps it. */
+	if (llist_add(&job->put_node, &fdev->reap_list))
+		queue_delayed_work(system_unbound_wq, &fdev->reap_work, 1);
+}
+
+/* Retire the direct jobs that ended (frac_job_direct_end_cb()). Process context, no locks. */
+void frac_job_reap(struct frac_device *fdev)
+{
+	struct llist_node *list;
+	struct frac_job *job, *next;
+
+	if (llist_empty(&fdev->reap_list))
+		return;
+	list = llist_del_all(&fdev->reap_list);
+	llist_for_each_entry_safe(job, next, list, put_node)
+		frac_job_retire(fdev, job);
+}
+
+void frac_job_reap_work(struct work_struct *work)
+{
+	frac_job_reap(container_of(to_delayed_work(work), struct frac_device, reap_work));
 }
 
 /* drm_sched's free_job, and the timeout's for a job that ended (frac_queue.c) */
@@ -668,6 +690,8 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		ret = -EIO;
 		goto err_dev_exit;
 	}
+	/* The direct jobs that ended since the last SUBMIT: no work item for them. */
+	frac_job_reap(fdev);
 	/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
 	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE)
 		queue = frac_local_queue(fdev);

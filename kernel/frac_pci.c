@@ -142,6 +142,8 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_WORK(&fdev->reset_work, frac_reset_work);
 	INIT_WORK(&fdev->put_work, frac_job_put_work);
 	init_llist_head(&fdev->put_list);
+	INIT_DELAYED_WORK(&fdev->reap_work, frac_job_reap_work);
+	init_llist_head(&fdev->reap_list);
 	init_waitqueue_head(&fdev->sched_jobs_wq);
 	INIT_DELAYED_WORK(&fdev->clock_work, frac_clock_work);
 	xa_init_flags(&fdev->contexts, XA_FLAGS_ALLOC1);
@@ -203,6 +205,7 @@ static void frac_remove(struct pci_dev *pdev)
 		frac_warn(fdev, "%d jobs not freed by their schedulers\n",
 			  atomic_read(&fdev->sched_jobs));
 	flush_work(&fdev->put_work);
+	flush_delayed_work(&fdev->reap_work);
 	frac_coredump_flush(fdev);
 	/* An error interrupt before frac_device_stop() disabled it requeued it. */
 	cancel_work_sync(&fdev->reset_work);
