@@ -455,6 +455,8 @@ int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
 
+	/* Device memory that direct jobs which ended still hold (frac_job_reap()). */
+	frac_job_reap(fdev);
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 	if (args->flags & DRM_FRAC_BO_DEVMEM)

@@ -57,8 +57,9 @@ static void frac_job_put_bos(struct frac_job *job)
 /*
  * A job the device is done with: put its BOs (or keep them, from a wedged
  * device) and the creation reference. In process context, without any lock
- * (frac_job_put_work(), frac_job_reap()): putting an imported BO takes its
- * exporter's reservation lock.
+ * and outside drm_dev_enter() (frac_job_put_work(), frac_job_reap()):
+ * putting an imported BO takes its exporter's reservation lock, whose holder
+ * may wait for a job that only a recovery or removal ends.
  */
 static void frac_job_retire(struct frac_device *fdev, struct frac_job *job)
 {
@@ -106,9 +107,10 @@ static void frac_job_done_unrun(struct frac_job *job)
  * A direct job ended (frac_job_push()): its hardware fence signalled, from
  * the interrupt, a reset or removal, so the device is done with it. Its ring
  * slots are free now, for the next direct SUBMIT; its BOs and the creation
- * reference are put in process context: by the next SUBMIT on the device, or
- * a jiffy later by reap_work (frac_job_reap()). A client waiting for one job
- * at a time, whose jobs go direct, then costs no work item per job. A fence
+ * reference are put in process context: by the next SUBMIT, WAIT or
+ * BO_CREATE on the device, or a jiffy later by reap_work (frac_job_reap()). A
+ * client waiting for one job at a time, whose jobs go direct, then costs no
+ * work item per job. A fence
  * a wedged device's recovery signalled does not mean the device stopped: its
  * BOs are kept then.
  */
@@ -129,7 +131,10 @@ static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb 
 		queue_delayed_work(system_unbound_wq, &fdev->reap_work, 1);
 }
 
-/* Retire the direct jobs that ended (frac_job_direct_end_cb()). Process context, no locks. */
+/*
+ * Retire the direct jobs that ended (frac_job_direct_end_cb()). In process
+ * context, with no lock held and outside drm_dev_enter() (frac_job_retire()).
+ */
 void frac_job_reap(struct frac_device *fdev)
 {
 	struct llist_node *list;
@@ -684,14 +689,18 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	if (args->priority == DRM_FRAC_PRIO_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
 
+	/*
+	 * The direct jobs that ended since: no work item for them. Before
+	 * drm_dev_enter(): putting an imported BO may wait for its exporter's
+	 * reservation lock, whose holder may wait for a job only removal ends.
+	 */
+	frac_job_reap(fdev);
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 	if (READ_ONCE(fdev->wedged)) {
 		ret = -EIO;
 		goto err_dev_exit;
 	}
-	/* The direct jobs that ended since the last SUBMIT: no work item for them. */
-	frac_job_reap(fdev);
 	/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
 	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE)
 		queue = frac_local_queue(fdev);
@@ -831,6 +840,9 @@ int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		frac_job_put(job);
 out:
 	frac_job_put(job);
+	/* This job's BOs too, if it went direct: a BO closed now is freed now. */
+	if (!ret)
+		frac_job_reap(to_frac_device(dev));
 	return ret;
 }
 

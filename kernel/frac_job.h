@@ -54,7 +54,7 @@ struct frac_job {
 	u32 id;				/* per file, for DRM_IOCTL_FRAC_WAIT */
 	u64 seqno;			/* per queue, on the device's descriptors */
 	u32 ring_first;			/* ring slot of its first descriptor */
-	struct llist_node put_node;	/* on fdev->put_list */
+	struct llist_node put_node;	/* on fdev->put_list or reap_list */
 	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
 	struct dma_fence *finished;	/* the scheduler's finished fence; none if direct */
 	/*

@@ -11,11 +11,12 @@
 guest_begin
 guest_ok "load frac.ko job_timeout_ms=500" guest_load_frac job_timeout_ms=500
 guest_run frac_fault_test "$GUEST_TESTS/frac_fault_test"
-guest_ok "reload frac.ko job_timeout_ms=500 direct_submit=N" \
-	guest_load_frac job_timeout_ms=500 direct_submit=N
+# direct_submit is writable at run time: off for the second pass, then back as it was.
+DP=/sys/module/frac/parameters/direct_submit
+direct_was=$(cat "$DP" 2>/dev/null)
+guest_ok "direct_submit=N" eval "echo N > $DP"
 guest_run "frac_fault_test hangs (direct_submit=N)" "$GUEST_TESTS/frac_fault_test" \
 	-t hang -t hung_job_bo_is_active -t hang_leaves_coredump -t hang_with_backlog
-# The next runner loads frac.ko only if it is not loaded: with direct_submit as by default.
-guest_ok "reload frac.ko job_timeout_ms=500" eval 'rmmod frac && guest_load_frac job_timeout_ms=500'
+guest_ok "direct_submit back to ${direct_was:-?}" eval "echo '$direct_was' > $DP"
 guest_dmesg_check
 guest_end

@@ -1210,6 +1210,43 @@ static void direct_counts(const struct frac_dev *dev, uint32_t q, uint64_t *sub,
 }
 
 /*
+ * A direct job's BOs go back when WAIT says it ended. Its end puts it on the
+ * device's reap list, which the next SUBMIT, WAIT or BO_CREATE retires (else
+ * a work item a jiffy later): a device BO that takes all of device memory,
+ * used by one direct job, waited for and closed, must be free for the next
+ * BO_CREATE at once, round after round. Direct submission on for the test.
+ */
+TEST_F_TIMEOUT(direct, ended_job_gives_device_memory_back_at_once, 120)
+{
+	enum { ROUNDS = 5 };
+	uint64_t size = self->dev.devmem_size, sub0, dir0, sub1, dir1;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo bo;
+	uint32_t id;
+	int i, ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || !size)
+		SKIP(return, "no device memory");
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	direct_counts(&self->dev, 0, &sub0, &dir0);
+	for (i = 0; i < ROUNDS; i++) {
+		memset(&bo, 0, sizeof(bo));
+		ret = frac_t_bo(&self->dev, size, DRM_FRAC_BO_DEVMEM, &bo);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: a BO of all %llu bytes of device memory: %s",
+					 i + 1, (unsigned long long)size, strerror(-ret));
+		frac_cmdlist_init(&cl);
+		ASSERT_EQ(0, frac_cmd_fill(&cl, &bo, 0, 4096, 0x5a5a5a5au));
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &id));
+		ASSERT_EQ(0, frac_wait(&self->dev, id, 10 * FRAC_NSEC, &res));
+		EXPECT_EQ(0, res.status);
+		frac_bo_destroy(&self->dev, &bo);
+	}
+	direct_counts(&self->dev, 0, &sub1, &dir1);
+	EXPECT_EQ(dir0 + ROUNDS, dir1) TH_LOG("not every job went direct: the test proves less");
+}
+
+/*
  * Copies at queue depth 1, with direct submission on and then off: every
  * copy's data arrives either way; with it on, some of them go direct (a job
  * the last copy's implicit fence still holds goes through the scheduler), and
