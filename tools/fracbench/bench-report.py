@@ -78,6 +78,19 @@ def per_job_counts(raw, name, units, prefix="p2cs-"):
     return out
 
 
+def count_lines(res, key, a, b, label_a, label_b, note):
+    """Per-job context switches and work items, @a against @b ({rep: {event: per job}}), into
+    res[key + "_cs_per_job"] and res[key + "_work_per_job"]; labels take the event's name."""
+    for ev, suffix in (("context-switches", "_cs_per_job"),
+                       ("workqueue:workqueue_execute_start", "_work_per_job")):
+        va = {r: v[ev] for r, v in a.items() if ev in v}
+        vb = {r: v[ev] for r, v in b.items() if ev in v}
+        if va and vb:
+            name = ev.split(":")[-1]
+            res[key + suffix] = line("", label_a.format(name), va, label_b.format(name), vb,
+                                     "", 1, 2, note)
+
+
 def stats(values):
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
@@ -136,16 +149,9 @@ def main():
 
     # Per job at QD32: context switches and work items of the whole guest (perf stat -a),
     # frac's per job against nvme's per 4 KiB read (issue 15).
-    csf = per_job_counts(raw, "frac", lambda d: d["jobs"])
-    csn = per_job_counts(raw, "nvme", lambda d: fio_job(d)["total_ios"])
-    for ev, key in (("context-switches", "P2_cs_per_job"),
-                    ("workqueue:workqueue_execute_start", "P2_work_per_job")):
-        a = {r: v[ev] for r, v in csf.items() if ev in v}
-        b = {r: v[ev] for r, v in csn.items() if ev in v}
-        if a and b:
-            res[key] = line("", f"frac {ev.split(':')[-1]} per job QD32", a,
-                            f"nvme {ev.split(':')[-1]} per I/O", b, "", 1, 2,
-                            "frac/nvme (goal <= 1.0)")
+    count_lines(res, "P2", per_job_counts(raw, "frac", lambda d: d["jobs"]),
+                per_job_counts(raw, "nvme", lambda d: fio_job(d)["total_ios"]),
+                "frac {} per job QD32", "nvme {} per I/O", "frac/nvme (goal <= 1.0)")
 
     p1l, p1ln = load(raw, "p1load-frac"), load(raw, "p1load-nvme")
     p2l, p2ln = load(raw, "p2load-frac"), load(raw, "p2load-nvme")
@@ -192,15 +198,9 @@ def main():
                                    unit, scale, 1, "on/off")
             d_any = True
     # Per job at QD1, direct on against off: the work a direct job saves.
-    con = per_job_counts(raw, "on-p1cs", lambda d: d["jobs"], prefix="d-")
-    coff = per_job_counts(raw, "off-p1cs", lambda d: d["jobs"], prefix="d-")
-    for ev, key in (("context-switches", "D_p1_cs_per_job"),
-                    ("workqueue:workqueue_execute_start", "D_p1_work_per_job")):
-        a = {r: v[ev] for r, v in con.items() if ev in v}
-        b = {r: v[ev] for r, v in coff.items() if ev in v}
-        if a and b:
-            res[key] = line("", f"frac {ev.split(':')[-1]} per job QD1, direct on", a,
-                            "direct off", b, "", 1, 2, "on/off")
+    count_lines(res, "D_p1", per_job_counts(raw, "on-p1cs", lambda d: d["jobs"], prefix="d-"),
+                per_job_counts(raw, "off-p1cs", lambda d: d["jobs"], prefix="d-"),
+                "frac {} per job QD1, direct on", "direct off", "on/off")
     if not d_any:
         print("D    not measured (FRAC_BENCH_ONLY without d, or no direct_submit parameter)")
 
