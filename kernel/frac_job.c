@@ -601,15 +601,16 @@ static void frac_job_stamp_submit(struct frac_job *job)
  * fence's. The direct-job watchdog times it (armed with the ring write,
  * frac_queue_direct_timedout()); its fence's callback ends it. A job that
  * has ended already (it ran in the doorbell write, or its interrupt, a reset
- * or removal came first) is retired here, its BOs unlocked and the submit
- * lock dropped. Once the callback is added the job may be freed at any time.
+ * or removal came first) goes on the reap list here, which SUBMIT reaps once
+ * out of drm_dev_enter() (frac_job_retire()). Once on the list, or once the
+ * callback is added, the job may be freed at any time.
  */
 static void frac_job_direct_watch(struct frac_job *job)
 {
 	drm_sched_job_cleanup(&job->base);
 	if (dma_fence_add_callback(job->hw_fence, &job->release_cb, frac_job_direct_end_cb)) {
 		frac_job_direct_ended(job);
-		frac_job_retire(job->fdev, job);
+		llist_add(&job->put_node, &job->fdev->reap_list);
 	}
 }
 
@@ -747,6 +748,8 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	args->queue = queue;
 	args->job_id = job_id;
 	drm_dev_exit(idx);
+	/* A direct job that ended in the doorbell write, this one most often. */
+	frac_job_reap(fdev);
 	return 0;
 
 err_unreserve:

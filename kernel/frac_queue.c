@@ -790,7 +790,7 @@ static void frac_queue_direct_timedout(struct work_struct *work)
 					    direct_tdr);
 	struct frac_device *fdev = q->fdev;
 	struct frac_job *guilty = NULL;
-	unsigned long deadline;
+	unsigned long deadline, now;
 	u64 seqno;
 	int idx;
 
@@ -802,8 +802,9 @@ static void frac_queue_direct_timedout(struct work_struct *work)
 	/* Jobs end in ring order: it ended once a job as late as it did. */
 	if (READ_ONCE(q->seqno_done) >= seqno)
 		return;
-	if (time_before(jiffies, deadline)) {
-		mod_delayed_work(fdev->tdr_wq, &q->direct_tdr, deadline - jiffies);
+	now = jiffies;
+	if (time_before(now, deadline)) {
+		mod_delayed_work(fdev->tdr_wq, &q->direct_tdr, deadline - now);
 		return;
 	}
 	/* Being removed: frac_device_stop() ends every job on the ring. */

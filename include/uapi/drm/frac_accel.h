@@ -36,10 +36,9 @@ extern "C" {
  *   of the device after another job hung, or by a function level reset;
  * - -ENODEV: the device was removed;
  * - -ESRCH: the file was closed before the job ran (it never reached the
- *   device). Exception: with frac.ko's direct_submit parameter on (off by
- *   default), a job SUBMIT wrote to the device itself may end -ESRCH while
- *   the device still runs it, when its file is killed before the scheduler
- *   took it over (see frac(4)).
+ *   device). A job SUBMIT wrote to the device itself (frac.ko's
+ *   direct_submit parameter, on by default: see frac(4)) never ends -ESRCH:
+ *   it ends when the device is done with it, its file closed or not.
  *
  * On a wedged device (a reset the device never confirmed: sysfs frac/wedged
  * reads 1) the jobs that were on it end with -EIO without the device having
@@ -319,9 +318,8 @@ struct drm_frac_submit {
  * waited for until it has been seen ended once; then it is released.
  *
  * A job SUBMIT wrote to the device itself (frac.ko's direct_submit parameter)
- * has ended for WAIT and poll when the device is done with it; its out
- * syncobj and the fences on its BOs signal when the scheduler has taken it
- * over, which may be later.
+ * has one fence, its hardware fence: WAIT, poll, its out syncobj and the
+ * fences on its BOs all see it end when the device is done with it.
  *
  * Interrupted by a signal (-EINTR, or a restart under SA_RESTART), WAIT
  * leaves in @timeout_ns the time still to wait, so a restarted WAIT does not
