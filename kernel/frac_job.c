@@ -169,18 +169,12 @@ void frac_job_free(struct drm_sched_job *sched_job)
 		queue_work(system_unbound_wq, &fdev->put_work);
 		return;
 	}
-	if (unlikely(READ_ONCE(fdev->wedged))) {
-		/*
-		 * The device never confirmed it stopped: it may still write
-		 * what the job named. Keep the BOs until the device is gone.
-		 */
-		frac_job_quarantine(fdev, job);
-	} else {
-		frac_job_put_bos(job);
-	}
-	frac_job_put(job);
-	if (atomic_dec_and_test(&fdev->sched_jobs))
-		wake_up_all(&fdev->sched_jobs_wq);
+	/*
+	 * A wedged device never confirmed it stopped: it may still write what
+	 * the job named. Its BOs are kept until the device is gone.
+	 */
+	job->keep_bos = READ_ONCE(fdev->wedged);
+	frac_job_retire(fdev, job);
 }
 
 /* ---- Per-file state ----------------------------------------------------- */
