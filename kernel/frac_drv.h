@@ -335,11 +335,6 @@ s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets, u64 *rtt);
 void frac_clock_offset_refresh(struct frac_device *fdev);
 void frac_clock_work(struct work_struct *work);
 
-static inline u64 frac_dev_to_host_ns(struct frac_device *fdev, u64 dev_ns)
-{
-	return dev_ns ? dev_ns + READ_ONCE(fdev->clock_offset) : 0;
-}
-
 /* frac_queue.c */
 int frac_queues_init(struct frac_device *fdev);
 void frac_queue_hw_start(struct frac_queue *q);

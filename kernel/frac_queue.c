@@ -439,6 +439,38 @@ static int frac_status_errno(u32 status)
 }
 
 /*
+ * The offset that converts @job's device times to the host clock, for the
+ * tracepoints: the sampled one (frac_clock_offset_sample()), moved into the
+ * range the job's own host stamps allow. The device cannot start the job
+ * before its run (run_ns, taken before its descriptors were written) nor end
+ * it after the handler saw its record (@irq_ns, taken after): the job
+ * brackets its device times as a sample's two host reads bracket its clock
+ * read. A sample the host skewed put both device times of 32 of 4000
+ * flooded nops before their run in a CI run; fraclat clamped each to the
+ * run, and their exec read 0. Moved as one, they keep the device's own exec
+ * (t_end - t_start). A bound not stamped (0) is not used; when the two cross
+ * (the device's exec longer than run -> irq on the host: the clocks' rates
+ * differ), the run's wins, and fraclat clamps the end and counts it.
+ */
+static s64 frac_job_clock_offset(struct frac_job *job, u64 t_start, u64 t_end,
+				 u64 irq_ns)
+{
+	s64 off = READ_ONCE(job->q->fdev->clock_offset);
+	u64 run_ns = job->stamps.run_ns;
+
+	if (irq_ns && t_end && off > (s64)(irq_ns - t_end))
+		off = irq_ns - t_end;
+	if (run_ns && t_start && off < (s64)(run_ns - t_start))
+		off = run_ns - t_start;
+	return off;
+}
+
+static u64 frac_dev_ns_at(u64 dev_ns, s64 offset)
+{
+	return dev_ns ? dev_ns + offset : 0;
+}
+
+/*
  * Record the job's outcome and signal its hardware fence. Called with the
  * queue's cq_lock held, from the IRQ or a reset; the job may be freed as soon
  * as the fence signals, so nothing touches it after. @irq_ns, for the
@@ -454,6 +486,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	struct frac_device *fdev = q->fdev;
 	u32 ctx = ff->id, id = job->id;
 	u64 seqno = job->seqno;
+	s64 offset = 0;
 
 	lockdep_assert_held(&q->cq_lock);
 	job->status = status;
@@ -470,14 +503,16 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	}
 	if (t_end > t_start)
 		atomic64_add(t_end - t_start, &ff->engine_ns[q->id]);
+	if (trace_frac_job_complete_enabled() || trace_frac_job_done_enabled())
+		offset = frac_job_clock_offset(job, t_start, t_end, irq_ns);
 	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
-				frac_dev_to_host_ns(fdev, t_start),
-				frac_dev_to_host_ns(fdev, t_end), result, irq_ns);
+				frac_dev_ns_at(t_start, offset),
+				frac_dev_ns_at(t_end, offset), result, irq_ns);
 	if (trace_frac_job_done_enabled()) {
 		struct frac_job_stamps *ts = &job->stamps;
 
-		ts->dev_start_ns = frac_dev_to_host_ns(fdev, t_start);
-		ts->dev_end_ns = frac_dev_to_host_ns(fdev, t_end);
+		ts->dev_start_ns = frac_dev_ns_at(t_start, offset);
+		ts->dev_end_ns = frac_dev_ns_at(t_end, offset);
 		ts->irq_ns = irq_ns;
 		trace_frac_job_done(fdev->minor, q->id, ctx, id, seqno, status, ts);
 	}

@@ -8,7 +8,8 @@
  * the moment the job reaches the ring on also carry the queue's hardware
  * sequence number. Arguments are scalars only, so BPF programs can read them
  * from raw tracepoints without BTF. Device timestamps are converted to the
- * host's CLOCK_MONOTONIC (ktime_get_ns) before they are recorded.
+ * host's CLOCK_MONOTONIC (ktime_get_ns) before they are recorded, each job's
+ * within its run and interrupt times (frac_job_clock_offset()).
  */
 #ifdef FRAC_NO_TRACE
 /*
