@@ -88,7 +88,7 @@ struct frac_queue {
 	/*
 	 * Protects the submission side: sq_tail, seqno, the descriptors and SG
 	 * areas, the SQ doorbell, the frac_file's queued[] counts of this queue
-	 * and the direct-job watchdog's seqno and deadline. Taken by run_job and
+	 * and the direct-job watchdog's seqno. Taken by run_job and
 	 * by a direct SUBMIT (frac_job_ring_locked()), and by the watchdog;
 	 * frac_queue_stop_submit() uses it to wait out a direct SUBMIT.
 	 */
@@ -99,6 +99,8 @@ struct frac_queue {
 	atomic_t direct_credits;
 	/* Seqno of the last job that ended; written under cq_lock, read without */
 	u64 seqno_done;
+	/* ...and when it ended, jiffies: the job behind it started then at the latest */
+	unsigned long ended;
 
 	/*
 	 * Protects cq_head, phase, cq_db_stopped, slot_job[], the partial-job
@@ -123,13 +125,11 @@ struct frac_queue {
 
 	struct drm_gpu_scheduler sched;
 	/*
-	 * The direct-job watchdog (frac_queue_direct_timedout()): the seqno and
-	 * the deadline (jiffies) of the last direct job written to the ring,
-	 * which drm_sched never times. Protected by ring_lock; a direct job goes
-	 * only to an idle ring.
+	 * The direct-job watchdog (frac_queue_direct_timedout()), for the jobs
+	 * drm_sched never times: the seqno of the last direct job written to
+	 * the ring. Protected by ring_lock.
 	 */
 	u64 direct_seqno;
-	unsigned long direct_deadline;
 	struct delayed_work direct_tdr;
 	int irq;
 	struct irq_data *irqd;		/* of @irq: its effective affinity */

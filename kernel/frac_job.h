@@ -63,6 +63,8 @@ struct frac_job {
 	 * the submit lock before WAIT can find the job, never cleared.
 	 */
 	bool direct;
+	/* Its ring write, jiffies (under ring_lock): when it started, if the ring was idle */
+	unsigned long written;
 	/* Protected by the queue's ring_lock; cleared by run_job or free_job */
 	bool queued;			/* counted in ff->queued[][] */
 	/* A direct job's end: its ring slots freed, its BOs put (frac_job_retire()) */

@@ -3,7 +3,7 @@
 # injected through debugfs while other queues carry load; checks job statuses, data, sysfs
 # counters and that the device works after. Needs fault-injection=on on the device (the tests
 # skip otherwise); loads frac.ko with job_timeout_ms=500 so hangs resolve quickly. With
-# direct_submit on (its default) a hung job that went to an idle ring is a direct one (SUBMIT
+# direct_submit on (its default) a hung job that waited for nothing is a direct one (SUBMIT
 # wrote it; its BOs hold its hardware fence; drm_sched never has it): the hang tests run
 # again with it off, where drm_sched's run_job writes and times every job. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"

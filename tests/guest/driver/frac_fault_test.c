@@ -206,20 +206,19 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
 }
 
 /*
- * With frac.ko's direct_submit on, a file's job on an idle queue, with no
- * other job of the file outstanding, goes direct (SUBMIT writes it to the
- * ring): a hang is then a direct job's. drm_sched never has it (the
- * direct-job watchdog times it), its BOs' reservations hold its hardware
- * fence, and it is to take the blame rather than a job run_job wrote behind
- * it. faults.sh runs the
- * hang tests with it off and on; @n of the test's jobs must have gone direct
- * when it is on, none when off.
+ * With frac.ko's direct_submit on, a job that waits for nothing goes direct
+ * (SUBMIT writes it to the ring): a hang is then a direct job's. drm_sched
+ * never has it (the direct-job watchdog times it), its BOs' reservations
+ * hold its hardware fence, and it is to take the blame rather than a job
+ * written behind it. faults.sh runs the hang tests with it off and on; @n of
+ * the test's jobs on queue @q must have gone direct when it is on, none when
+ * off. (A job that writes a BO a hung job writes waits for it: drm_sched's.)
  */
 static void expect_direct(struct __test_metadata *_metadata, const struct frac_dev *dev,
-			  uint64_t before, uint64_t n)
+			  uint32_t q, uint64_t before, uint64_t n)
 {
 	int on = frac_t_modparam_bool("direct_submit");
-	uint64_t now = frac_t_counter(dev, "jobs_direct");
+	uint64_t now = frac_t_queue_counter(dev, q, "jobs_direct");
 
 	EXPECT_EQ(before + (on == 1 ? n : 0), now)
 		TH_LOG("direct_submit %s: %llu jobs went direct", on == 1 ? "on" : "off",
@@ -243,7 +242,7 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	uint64_t direct0;
 
 	counters_read(&self->dev, &before);
-	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	direct0 = frac_t_queue_counter(&self->dev, hq, "jobs_direct");
 	ASSERT_EQ(0, frac_open(self->dev.index, &other));
 	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &ovictim));
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
@@ -269,7 +268,8 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	EXPECT_EQ(before.timeouts + 1, after.timeouts);
 	EXPECT_EQ(before.qresets + 1, after.qresets);
 	EXPECT_EQ(before.dresets, after.dresets);
-	expect_direct(_metadata, &self->dev, direct0, 1);
+	/* v1 and the other file's v2; v3 writes v1's BO: it waits, drm_sched's. */
+	expect_direct(_metadata, &self->dev, hq, direct0, 2);
 	all_queues_work(_metadata, self);
 	frac_bo_destroy(&other, &ovictim);
 	frac_close(&other);
@@ -492,7 +492,7 @@ TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
 	ASSERT_EQ(0, frac_t_bo(&other, SLICE * 8, 0, &bo));
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
 	EXPECT_EQ(0ull, active) TH_LOG("active before any job");
-	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	direct0 = frac_t_queue_counter(&self->dev, hq, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
 	id = victim_job(_metadata, self, &other, &bo, hq, 0, 0);
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &active));
@@ -509,7 +509,7 @@ TEST_F_TIMEOUT(fault, hung_job_bo_is_active, 120)
 	EXPECT_EQ(-ETIMEDOUT, r.status);
 	ASSERT_EQ(0, frac_t_fdinfo(other.fd, "drm-active-memory", &after));
 	EXPECT_EQ(0ull, after) TH_LOG("active after the job ended");
-	expect_direct(_metadata, &self->dev, direct0, 1);
+	expect_direct(_metadata, &self->dev, hq, direct0, 1);
 	frac_bo_destroy(&other, &bo);
 	frac_close(&other);
 	all_queues_work(_metadata, self);
@@ -559,12 +559,12 @@ TEST_F_TIMEOUT(fault, hang_leaves_coredump, 120)
 		SKIP(return, "kernel without CONFIG_DEV_COREDUMP");
 	coredumps_dismiss();
 	dumps0 = frac_t_counter(&self->dev, "coredumps");
-	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	direct0 = frac_t_queue_counter(&self->dev, hq, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, hq == 2 ? "hang 2" : "hang 0"));
 	id = victim_job(_metadata, self, &self->dev, &self->victim, hq, 3, 0);
 	ASSERT_EQ(0, frac_wait(&self->dev, id, self->wait_ns, &res));
 	EXPECT_EQ(-ETIMEDOUT, res.status);
-	expect_direct(_metadata, &self->dev, direct0, 1);
+	expect_direct(_metadata, &self->dev, hq, direct0, 1);
 	/* The dump is taken before the reset and handed on by a work item. */
 	for (int i = 0; i < 50 && frac_t_counter(&self->dev, "coredumps") == dumps0; i++)
 		usleep(100000);
@@ -608,7 +608,7 @@ TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 	ASSERT_EQ(0, frac_t_bo(&self->dev, (uint64_t)njobs * DRM_FRAC_MAX_CMDS * piece, 0, &bo));
 	memset(bo.map, 0, bo.size);
 	counters_read(&self->dev, &before);
-	direct0 = frac_t_counter(&self->dev, "jobs_direct");
+	direct0 = frac_t_queue_counter(&self->dev, hq, "jobs_direct");
 	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 1"));
 	for (i = 0; i < njobs; i++) {
 		frac_cmdlist_init(&cl);
@@ -638,7 +638,8 @@ TEST_F_TIMEOUT(fault, hang_with_backlog, 120)
 	counters_read(&self->dev, &after);
 	EXPECT_EQ(before.timeouts + 1, after.timeouts);
 	EXPECT_EQ(before.qresets + 1, after.qresets);
-	expect_direct(_metadata, &self->dev, direct0, 1);
+	/* The first: the direct credits hold one job of DRM_FRAC_MAX_CMDS commands. */
+	expect_direct(_metadata, &self->dev, hq, direct0, 1);
 	frac_bo_destroy(&self->dev, &bo);
 	all_queues_work(_metadata, self);
 }
@@ -820,8 +821,8 @@ TEST_F_TIMEOUT(fault, fatal, 120)
 /*
  * Direct jobs one after another, each running 60% of the job timeout, none
  * of them hung: the direct-job watchdog, queued by the first and finding a
- * later one on the ring when it runs, must wait for that one's own deadline
- * (a job timeout after its SUBMIT), not recover the queue. Every job must
+ * later one on the ring when it runs, must give that one a job timeout from
+ * its own start, not recover the queue. Every job must
  * complete, with no timeout and no queue reset counted. Runs with the
  * direct_submit parameter on for the test.
  */
@@ -855,6 +856,69 @@ TEST_F_TIMEOUT(fault, direct_jobs_back_to_back_not_timed_out, 120)
 	EXPECT_EQ(before.timeouts, after.timeouts);
 	EXPECT_EQ(before.qresets, after.qresets);
 	EXPECT_EQ(before.failed, after.failed);
+}
+
+/*
+ * Jobs in flight behind long ones: two direct jobs on queue 0 (each waits
+ * for nothing), each running 60% of the job timeout, and behind them a job
+ * of DRM_FRAC_MAX_CMDS NOPs, which the direct credits the two hold cannot
+ * take: run_job writes it at once, and drm_sched's timeout of it runs out
+ * while the second direct job runs. Neither timeout may recover the queue:
+ * each job at the ring's head gets a job timeout from its start (its ring
+ * write, or the end of the job ahead), and drm_sched's, which does not see
+ * direct jobs end, is handed back while the head has not had its own.
+ * Every job must complete, with no timeout and no queue reset counted; the
+ * two went direct, the NOPs did not. Direct submission on for the test.
+ */
+TEST_F_TIMEOUT(fault, jobs_behind_long_direct_jobs_not_timed_out, 120)
+{
+	struct counters before, after;
+	struct frac_job_result res;
+	uint64_t direct0, direct1, ms = self->timeout_ms * 6 / 10;
+	struct frac_bo bo[2] = { 0 };
+	struct frac_cmdlist cl;
+	uint32_t id[3];
+	char what[64];
+	int was = frac_t_modparam_bool("direct_submit"), i;
+
+	if (was < 0)
+		SKIP(return, "frac.ko has no direct_submit parameter");
+	/* A BO each: a job writing a BO the other writes would wait for it. */
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, frac_t_bo(&self->dev, SLICE, 0, &bo[i]));
+	ASSERT_EQ(0, frac_t_write_str("/sys/module/frac/parameters/direct_submit", "1"));
+	counters_read(&self->dev, &before);
+	direct0 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+	snprintf(what, sizeof(what), "latency 0 %llu", (unsigned long long)ms);
+	for (i = 0; i < 2; i++) {
+		/* The device takes each job as its doorbell rings: one injection each. */
+		ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+		id[i] = victim_job(_metadata, self, &self->dev, &bo[i], 0, 0, 0);
+	}
+	frac_cmdlist_init(&cl);
+	for (i = 0; i < DRM_FRAC_MAX_CMDS; i++)
+		ASSERT_EQ(0, frac_cmd_nop(&cl));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &id[2]));
+	direct1 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, frac_wait(&self->dev, id[i], self->wait_ns, &res));
+		EXPECT_EQ(0, res.status) TH_LOG("job %d of 3: status %d", i + 1, res.status);
+		if (i < 2)
+			EXPECT_GE(res.t_end - res.t_start, ms * 1000000ull)
+				TH_LOG("latency not applied to job %d", i + 1);
+	}
+	counters_read(&self->dev, &after);
+	frac_t_write_str("/sys/module/frac/parameters/direct_submit", was ? "1" : "0");
+	EXPECT_EQ(direct0 + 2, direct1)
+		TH_LOG("%llu of the 3 jobs went direct, 2 wanted: the test proves less",
+		       (unsigned long long)(direct1 - direct0));
+	EXPECT_EQ(before.timeouts, after.timeouts);
+	EXPECT_EQ(before.qresets, after.qresets);
+	EXPECT_EQ(before.failed, after.failed);
+	for (i = 0; i < 2; i++) {
+		EXPECT_TRUE(victim_filled(&bo[i], 0)) TH_LOG("job %d's data", i + 1);
+		frac_bo_destroy(&self->dev, &bo[i]);
+	}
 }
 
 /* latency: the next job takes 50 ms longer on the device clock; nothing else changes. */

@@ -1189,24 +1189,11 @@ FIXTURE_TEARDOWN(direct)
 		close(self->kmsg);
 }
 
-/* Queue @q's sysfs counter @name (frac_queues/<q>/<name>); ~0 when unreadable. */
-static uint64_t queue_counter(const struct frac_dev *dev, uint32_t q, const char *name)
-{
-	uint64_t v = ~0ull;
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/%s",
-		 dev->index, q, name);
-	if (frac_t_read_u64(path, &v))
-		return ~0ull;
-	return v;
-}
-
 /* The queue's jobs_submitted and jobs_direct (sysfs frac_queues/<q>/). */
 static void direct_counts(const struct frac_dev *dev, uint32_t q, uint64_t *sub, uint64_t *dir)
 {
-	*sub = queue_counter(dev, q, "jobs_submitted");
-	*dir = queue_counter(dev, q, "jobs_direct");
+	*sub = frac_t_queue_counter(dev, q, "jobs_submitted");
+	*dir = frac_t_queue_counter(dev, q, "jobs_direct");
 }
 
 /*
@@ -1530,9 +1517,9 @@ static void reset_race(struct __test_metadata *_metadata, FIXTURE_DATA(direct) *
 		}
 		EXPECT_EQ(0, in_ring) TH_LOG("queue %d: jobs left on the ring", i);
 		EXPECT_EQ(0, credits) TH_LOG("queue %d: direct credits held", i);
-		s = queue_counter(&self->dev, i, "jobs_submitted");
-		c = queue_counter(&self->dev, i, "jobs_completed");
-		f = queue_counter(&self->dev, i, "jobs_failed");
+		s = frac_t_queue_counter(&self->dev, i, "jobs_submitted");
+		c = frac_t_queue_counter(&self->dev, i, "jobs_completed");
+		f = frac_t_queue_counter(&self->dev, i, "jobs_failed");
 		ASSERT_NE(~0ull, s);
 		ASSERT_NE(~0ull, c);
 		ASSERT_NE(~0ull, f);
@@ -1572,7 +1559,7 @@ static void *fence_watch_run(void *arg)
 
 	w->ret = poll(&p, 1, 20000);
 	w->t = frac_mono_ns();
-	w->done = queue_counter(w->dev, 0, "jobs_completed");
+	w->done = frac_t_queue_counter(w->dev, 0, "jobs_completed");
 	return NULL;
 }
 
@@ -1742,7 +1729,7 @@ TEST_F_TIMEOUT(direct, killed_file_direct_job_keeps_its_destination, 120)
 	/* Watched from before the kill: the fence may signal with the file's close. */
 	watch.dev = &self->dev;
 	watch.fd = fence_fd;
-	done_kill = queue_counter(&self->dev, 0, "jobs_completed");
+	done_kill = frac_t_queue_counter(&self->dev, 0, "jobs_completed");
 	ASSERT_EQ(0, pthread_create(&watcher, NULL, fence_watch_run, &watch));
 	t_kill = frac_mono_ns();
 	kill(pid, SIGKILL);

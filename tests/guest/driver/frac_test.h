@@ -335,6 +335,18 @@ static inline uint64_t frac_t_counter(const struct frac_dev *dev, const char *na
 	return v;
 }
 
+/* A counter of /sys/class/accel/accel<N>/device/frac_queues/<q>/; ~0 when unreadable. */
+static inline uint64_t frac_t_queue_counter(const struct frac_dev *dev, uint32_t q,
+					    const char *name)
+{
+	char path[256];
+	uint64_t v = ~0ull;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/%s",
+		 dev->index, q, name);
+	return frac_t_read_u64(path, &v) ? ~0ull : v;
+}
+
 /* Write "<kind> [queue [arg]]" to debugfs accel/<bdf>/inject_fault. */
 static inline int frac_t_inject(const struct frac_dev *dev, const char *what)
 {

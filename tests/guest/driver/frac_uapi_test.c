@@ -956,17 +956,6 @@ TEST_F(uapi, fdinfo_memory_regions)
 	EXPECT_EQ(t0, v);
 }
 
-/* A counter of /sys/class/accel/accel<N>/device/frac_queues/<q>/; ~0 when unreadable. */
-static uint64_t queue_counter(const struct frac_dev *dev, uint32_t q, const char *name)
-{
-	char path[256];
-	uint64_t v = ~0ull;
-
-	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/frac_queues/%u/%s",
-		 dev->index, q, name);
-	return frac_t_read_u64(path, &v) ? ~0ull : v;
-}
-
 /*
  * Each queue's counters in sysfs frac_queues/<q>/: a job on queue q moves
  * jobs_submitted and jobs_completed of q by one and no other queue's, and
@@ -987,10 +976,11 @@ TEST_F(uapi, sysfs_queue_counters)
 
 	for (q = 0; q < nq; q++)
 		for (i = 0; i < FRAC_ARRAY_SIZE(names); i++) {
-			before[i][q] = queue_counter(&self->dev, q, names[i]);
+			before[i][q] = frac_t_queue_counter(&self->dev, q, names[i]);
 			ASSERT_NE(~0ull, before[i][q]) TH_LOG("frac_queues/%u/%s", q, names[i]);
 		}
-	EXPECT_EQ(~0ull, queue_counter(&self->dev, nq, "jobs_submitted")) TH_LOG("queue %u", nq);
+	EXPECT_EQ(~0ull, frac_t_queue_counter(&self->dev, nq, "jobs_submitted"))
+		TH_LOG("queue %u", nq);
 	for (i = 0; i < FRAC_ARRAY_SIZE(names); i++) {
 		for (sum = 0, q = 0; q < nq; q++)
 			sum += before[i][q];
@@ -1005,10 +995,10 @@ TEST_F(uapi, sysfs_queue_counters)
 		for (q = 0; q < nq; q++) {
 			uint64_t want = before[0][q] + (q <= t);
 
-			EXPECT_EQ(want, queue_counter(&self->dev, q, "jobs_submitted"))
+			EXPECT_EQ(want, frac_t_queue_counter(&self->dev, q, "jobs_submitted"))
 				TH_LOG("queue %u after a job on queue %u", q, t);
 			EXPECT_EQ(before[1][q] + (q <= t),
-				  queue_counter(&self->dev, q, "jobs_completed"))
+				  frac_t_queue_counter(&self->dev, q, "jobs_completed"))
 				TH_LOG("queue %u after a job on queue %u", q, t);
 		}
 	}
