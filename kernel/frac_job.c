@@ -109,9 +109,8 @@ static void frac_job_done_unrun(struct frac_job *job)
  * slots are free now, for the next direct SUBMIT; its BOs and the creation
  * reference are put in process context: by the next SUBMIT, WAIT or
  * BO_CREATE on the device, or a jiffy later by reap_work (frac_job_reap()). A
- * client waiting for one job at a time, whose jobs go direct, then costs no
- * work item per job. A fence
- * a wedged device's recovery signalled does not mean the device stopped: its
+ * client whose jobs go direct then costs no work item per job. A fence a
+ * wedged device's recovery signalled does not mean the device stopped: its
  * BOs are kept then.
  */
 static void frac_job_direct_ended(struct frac_job *job)

@@ -1311,10 +1311,8 @@ static int submit_nop_no_id(int fd, uint32_t queue, uint32_t in, uint32_t out)
  * One context's jobs on one queue run in their order. Job A waits (through an
  * in syncobj) for a job held 500 ms on another queue, so it is the
  * scheduler's until that one ends; NOP B, submitted after it on the same
- * queue and priority, waits for nothing, its file has no other job it has not
- * waited for (A and the held job have no job id) and queue 0's ring is idle:
- * only A, still waiting for run_job in B's entity, stands between B and a
- * direct SUBMIT. B must not go direct and overtake A: when WAIT says B ended,
+ * queue and priority, waits for nothing: only A, still waiting for run_job in
+ * B's entity, stands between B and a direct SUBMIT. B must not go direct and overtake A: when WAIT says B ended,
  * A's out syncobj has signalled.
  */
 TEST_F_TIMEOUT(direct, same_context_job_never_overtakes, 60)
