@@ -81,6 +81,23 @@ static int frac_regs_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(frac_regs);
 
+/*
+ * The clock offset the tracepoints convert device times with, its last
+ * sample's shortest bracket, and how often and how far the jobs' own
+ * stamps moved it (frac_job_clock_offset()).
+ */
+static int frac_clock_show(struct seq_file *s, void *unused)
+{
+	struct frac_device *fdev = s->private;
+
+	seq_printf(s, "offset_ns %lld\n", READ_ONCE(fdev->clock_offset));
+	seq_printf(s, "sample_rtt_ns %llu\n", READ_ONCE(fdev->clock_rtt_ref));
+	seq_printf(s, "job_moves %lld\n", atomic64_read(&fdev->clock_moves));
+	seq_printf(s, "job_move_max_ns %llu\n", READ_ONCE(fdev->clock_move_max));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(frac_clock);
+
 static const char * const frac_fault_names[FRAC_FAULT_MAX] = {
 	[FRAC_FAULT_HANG] = "hang",
 	[FRAC_FAULT_DROP_IRQ] = "drop-irq",
@@ -199,6 +216,7 @@ void frac_debugfs_init(struct frac_device *fdev)
 
 	debugfs_create_file("queues", 0444, root, fdev, &frac_queues_fops);
 	debugfs_create_file("regs", 0444, root, fdev, &frac_regs_fops);
+	debugfs_create_file("clock", 0444, root, fdev, &frac_clock_fops);
 	debugfs_create_file("inject_fault", 0200, root, fdev, &frac_fault_fops);
 	debugfs_create_file("reset", 0200, root, fdev, &frac_reset_fops);
 	debugfs_create_file("sched_pause", 0200, root, fdev, &frac_sched_pause_fops);

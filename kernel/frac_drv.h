@@ -97,9 +97,19 @@ struct frac_queue {
 	u64 seqno;			/* hardware job sequence number */
 	/* Slots of direct jobs not yet ended (<= FRAC_DIRECT_CREDITS) */
 	atomic_t direct_credits;
+	/*
+	 * Per priority: jobs of every file pushed to drm_sched and not yet
+	 * written by run_job (the sums of the files' queued[][] of this
+	 * queue). Protected by ring_lock. No job goes direct past a queued
+	 * job of a higher priority.
+	 */
+	u32 queued[FRAC_NUM_PRIO];
 	/* Seqno of the last job that ended; written under cq_lock, read without */
 	u64 seqno_done;
-	/* ...and when it ended, jiffies: the job behind it started then at the latest */
+	/*
+	 * When it ended (or the ring was started), jiffies: the job behind it
+	 * started then at the latest. Written under cq_lock, read without.
+	 */
 	unsigned long ended;
 
 	/*
@@ -216,6 +226,12 @@ struct frac_device {
 	unsigned long clock_sampled;	/* jiffies of the last sample */
 	/* The clock work's shortest bracket, ns: the interrupt handler's yardstick */
 	u64 clock_rtt_ref;
+	/*
+	 * Jobs whose device times moved the offset (frac_job_clock_offset()),
+	 * and the largest move, ns: debugfs "clock". Written without a lock.
+	 */
+	atomic64_t clock_moves;
+	u64 clock_move_max;
 	struct delayed_work clock_work;
 
 	/* run_job and free_job of every queue's scheduler */

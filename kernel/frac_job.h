@@ -63,7 +63,11 @@ struct frac_job {
 	 * the submit lock before WAIT can find the job, never cleared.
 	 */
 	bool direct;
-	/* Its ring write, jiffies (under ring_lock): when it started, if the ring was idle */
+	/*
+	 * Its ring write, jiffies: when it started, if the ring was idle.
+	 * Written under ring_lock before the job is in slot_job[] (under
+	 * cq_lock), read by the timeouts after they found it there.
+	 */
 	unsigned long written;
 	/* Protected by the queue's ring_lock; cleared by run_job or free_job */
 	bool queued;			/* counted in ff->queued[][] */

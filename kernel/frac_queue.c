@@ -49,6 +49,8 @@ void frac_queue_hw_start(struct frac_queue *q)
 	memset(q->sq, 0, q->size * sizeof(*q->sq));
 	q->sq_tail = 0;
 	spin_unlock(&q->ring_lock);
+	/* No job ended yet on the new ring: jiffies compare within LONG_MAX. */
+	WRITE_ONCE(q->ended, jiffies);
 	memset(q->cq, 0, q->size * sizeof(*q->cq));
 	spin_lock_irqsave(&q->cq_lock, flags);
 	q->cq_head = 0;
@@ -237,8 +239,7 @@ static void frac_job_ring_locked(struct frac_job *job)
 	u32 i, slot = 0;
 
 	lockdep_assert_held(&q->ring_lock);
-	/* Read without ring_lock by frac_job_try_direct()'s first check */
-	WRITE_ONCE(q->seqno, q->seqno + 1);
+	q->seqno++;
 	job->seqno = q->seqno;
 	trace_frac_job_run(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
 			   job->ncmds, q->sq_tail);
@@ -279,6 +280,7 @@ void frac_job_queued(struct frac_job *job)
 
 	spin_lock(&q->ring_lock);
 	job->ff->queued[q->id][job->prio]++;
+	q->queued[job->prio]++;
 	job->queued = true;
 	spin_unlock(&q->ring_lock);
 }
@@ -292,8 +294,10 @@ void frac_job_unqueue(struct frac_job *job)
 	struct frac_queue *q = job->q;
 
 	spin_lock(&q->ring_lock);
-	if (job->queued)
+	if (job->queued) {
 		job->ff->queued[q->id][job->prio]--;
+		q->queued[job->prio]--;
+	}
 	job->queued = false;
 	spin_unlock(&q->ring_lock);
 }
@@ -306,7 +310,7 @@ void frac_job_unqueue(struct frac_job *job)
  * timeout from when it started: its ring write, or the end of the job ahead
  * of it, whichever came last (frac_queue_direct_timedout()). A direct SUBMIT,
  * under ring_lock with the job on the ring, records its seqno, and queues
- * the watchdog only if it is not already queued (most SUBMITs: no timer is
+ * the watchdog if it is not already queued (most SUBMITs: no timer is
  * touched); the watchdog queues itself again while a direct job is on the
  * ring.
  */
@@ -314,9 +318,8 @@ static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
 {
 	lockdep_assert_held(&q->ring_lock);
 	q->direct_seqno = seqno;
-	if (!delayed_work_pending(&q->direct_tdr))
-		mod_delayed_work(q->fdev->tdr_wq, &q->direct_tdr,
-				 msecs_to_jiffies(frac_job_timeout_ms));
+	/* Nothing if queued: a SUBMIT never postpones the watchdog's own time. */
+	queue_delayed_work(q->fdev->tdr_wq, &q->direct_tdr, msecs_to_jiffies(frac_job_timeout_ms));
 }
 
 /*
@@ -334,7 +337,8 @@ static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
  *  - direct submission is on (the direct_submit parameter);
  *  - every fence the job depends on has signalled;
  *  - its entity has no job still waiting for run_job, which would otherwise
- *    reach the ring after it;
+ *    reach the ring after it, and no file has a job of a higher priority
+ *    waiting for run_job on the queue, which it would otherwise pass;
  *  - the direct credits have room for its commands;
  *  - the queue's submission is not stopped (a reset, a timeout's look, a PCI
  *    reset or removal: frac_queue_stop_submit(), drm_sched's pause_submit,
@@ -342,6 +346,18 @@ static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
  *    wedged.
  * Returns true when the job went direct.
  */
+/* Has a job of a priority above @prio been pushed to drm_sched and not yet written? */
+static bool frac_queue_higher_queued_locked(struct frac_queue *q, u32 prio)
+{
+	u32 p;
+
+	lockdep_assert_held(&q->ring_lock);
+	for (p = prio + 1; p < FRAC_NUM_PRIO; p++)
+		if (q->queued[p])
+			return true;
+	return false;
+}
+
 bool frac_job_try_direct(struct frac_job *job)
 {
 	struct frac_queue *q = job->q;
@@ -357,7 +373,7 @@ bool frac_job_try_direct(struct frac_job *job)
 			return false;
 
 	spin_lock(&q->ring_lock);
-	if (!job->ff->queued[q->id][job->prio] &&
+	if (!job->ff->queued[q->id][job->prio] && !frac_queue_higher_queued_locked(q, job->prio) &&
 	    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
 	    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
 		atomic_add(job->ncmds, &q->direct_credits);
@@ -408,6 +424,7 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	spin_lock(&q->ring_lock);
 	frac_job_ring_locked(job);
 	job->ff->queued[q->id][job->prio]--;
+	q->queued[job->prio]--;
 	job->queued = false;
 	spin_unlock(&q->ring_lock);
 	drm_dev_exit(idx);
@@ -433,20 +450,32 @@ static int frac_status_errno(u32 status)
  * read. A sample the host skewed put both device times of 32 of 4000
  * flooded nops before their run in a CI run; fraclat clamped each to the
  * run, and their exec read 0. Moved as one, they keep the device's own exec
- * (t_end - t_start). A bound not stamped (0) is not used; when the two cross
- * (the device's exec longer than run -> irq on the host: the clocks' rates
- * differ), the run's wins, and fraclat clamps the end and counts it.
+ * (t_end - t_start). A moved offset is the device's offset from then on
+ * (each bound holds the true offset, so a move goes toward it), which keeps
+ * the jobs that follow consistent with this one; debugfs "clock" counts the
+ * moves and keeps the largest. A bound not stamped (0: the tracepoints were
+ * off) is not used; when the two cross (the device's exec longer than run
+ * -> irq on the host: the clocks' rates differ), the run's wins, and
+ * fraclat clamps the end and counts it.
  */
 static s64 frac_job_clock_offset(struct frac_job *job, u64 t_start, u64 t_end,
 				 u64 irq_ns)
 {
-	s64 off = READ_ONCE(job->q->fdev->clock_offset);
-	u64 run_ns = job->stamps.run_ns;
+	struct frac_device *fdev = job->q->fdev;
+	s64 was = READ_ONCE(fdev->clock_offset), off = was;
+	u64 run_ns = job->stamps.run_ns, move;
 
 	if (irq_ns && t_end && off > (s64)(irq_ns - t_end))
 		off = irq_ns - t_end;
 	if (run_ns && t_start && off < (s64)(run_ns - t_start))
 		off = run_ns - t_start;
+	if (off != was) {
+		WRITE_ONCE(fdev->clock_offset, off);
+		atomic64_inc(&fdev->clock_moves);
+		move = off > was ? off - was : was - off;
+		if (move > READ_ONCE(fdev->clock_move_max))
+			WRITE_ONCE(fdev->clock_move_max, move);
+	}
 	return off;
 }
 
@@ -471,7 +500,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	struct frac_device *fdev = q->fdev;
 	u32 ctx = ff->id, id = job->id;
 	u64 seqno = job->seqno;
-	s64 offset = 0;
+	s64 offset;
 
 	lockdep_assert_held(&q->cq_lock);
 	job->status = status;
@@ -488,8 +517,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	}
 	if (t_end > t_start)
 		atomic64_add(t_end - t_start, &ff->engine_ns[q->id]);
-	if (trace_frac_job_complete_enabled() || trace_frac_job_done_enabled())
-		offset = frac_job_clock_offset(job, t_start, t_end, irq_ns);
+	offset = frac_job_clock_offset(job, t_start, t_end, irq_ns);
 	trace_frac_job_complete(fdev->minor, q->id, ctx, id, seqno, status,
 				frac_dev_ns_at(t_start, offset),
 				frac_dev_ns_at(t_end, offset), result, irq_ns);
@@ -507,7 +535,10 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	 * afterwards.
 	 */
 	trace_frac_fence_signal(fdev->minor, q->id, ctx, id, seqno, status);
-	/* Jobs end in ring order: the ring is idle when this is the last written. */
+	/*
+	 * Jobs end in ring order: the direct-job watchdog's "every direct job
+	 * ended", and the start of the job behind this one.
+	 */
 	WRITE_ONCE(q->seqno_done, seqno);
 	WRITE_ONCE(q->ended, jiffies);
 	/*
@@ -731,6 +762,35 @@ static void frac_queue_timed_out(struct frac_queue *q, struct frac_job *guilty)
 }
 
 /*
+ * drm_sched's timeout of @job ran out, but the job at the ring's head has not
+ * had its own job timeout (frac_queue_head_since()): direct jobs ahead of
+ * @job, which drm_sched does not see end, ended meanwhile, or are still
+ * running within theirs. Hand the job back for another timeout, as etnaviv
+ * and v3d do in 6.12 (DRM_GPU_SCHED_STAT_NO_HANG came in 6.17): onto the
+ * pending list, where it was first, and restart submission (which runs
+ * free_job, for a job that ended since). Not when @job is the head and no
+ * job ended after its ring write: drm_sched timed it from then, as it
+ * should. Before any lost-interrupt scan or timeout event: a job handed
+ * back did not hang. @head: the oldest job on the ring, up to @job. Called
+ * with submission stopped and reset_lock held.
+ */
+static bool frac_job_hand_back_locked(struct frac_job *job, struct frac_job *head)
+{
+	struct frac_queue *q = job->q;
+
+	lockdep_assert_held(&q->fdev->reset_lock);
+	if (!((head != job || time_after(READ_ONCE(q->ended), job->written)) &&
+	      time_before(jiffies, frac_queue_head_since(q, head) +
+			  msecs_to_jiffies(frac_job_timeout_ms))))
+		return false;
+	spin_lock(&q->sched.job_list_lock);
+	list_add(&job->base.list, &q->sched.pending_list);
+	spin_unlock(&q->sched.job_list_lock);
+	drm_sched_wqueue_start(&q->sched);
+	return true;
+}
+
+/*
  * A job outlived the job timeout; drm_sched took it off the pending list
  * before calling us. A job ends only through its hardware fence, and only
  * once the ring no longer holds it (frac_queue_process_cq(),
@@ -739,9 +799,10 @@ static void frac_queue_timed_out(struct frac_queue *q, struct frac_job *guilty)
  *  - it already ended (a reset, or a completion whose interrupt was lost,
  *    which the ring shows): free it ourselves, as drm_sched_job_timedout()
  *    frees a guilty job that completed. drm_sched_stop()/start() would
- *    cancel the innocent jobs still running behind it, and 6.12 has no
- *    status to hand a falsely timed-out job back (DRM_GPU_SCHED_STAT_NO_HANG
- *    came in 6.17);
+ *    cancel the innocent jobs still running behind it;
+ *  - the ring's head has not had its own job timeout (direct jobs ahead of
+ *    it, which drm_sched does not see end): hand it back
+ *    (frac_job_hand_back_locked());
  *  - it hung: frac_queue_recover_locked() resets the queue, waits until the device
  *    has quiesced, ends the ring's jobs, and stops and restarts drm_sched
  *    around that;
@@ -753,7 +814,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	struct frac_job *job = to_frac_job(sched_job);
 	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
-	struct frac_job *guilty = NULL;
+	struct frac_job *guilty = NULL, *head = NULL;
 	bool ended;
 	int idx;
 
@@ -777,6 +838,16 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	mutex_lock(&fdev->reset_lock);
 	fdev->recovering = true;	/* BO puts go to a worker: frac_job_free() */
 	ended = frac_job_hw_ended(job);
+	if (!ended && !fdev->in_pci_reset) {
+		head = frac_queue_oldest_job_get(q, job->seqno);
+		if (head && frac_job_hand_back_locked(job, head)) {
+			fdev->recovering = false;
+			mutex_unlock(&fdev->reset_lock);
+			frac_job_put(head);
+			drm_dev_exit(idx);
+			return DRM_GPU_SCHED_STAT_NOMINAL;
+		}
+	}
 	if (!ended) {
 		/* Counts what it finds as lost interrupts. */
 		frac_queue_process_cq(q, true);
@@ -802,20 +873,7 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 		guilty = frac_queue_oldest_job_get(q, job->seqno);
 		ended = !guilty;
 	}
-	if (guilty && time_before(jiffies, frac_queue_head_since(q, guilty) +
-				  msecs_to_jiffies(frac_job_timeout_ms))) {
-		/*
-		 * The head has not had its job timeout: jobs ahead of this one,
-		 * direct ones drm_sched did not see end, ended meanwhile. Hand
-		 * the job back for another timeout, as etnaviv and v3d do
-		 * (6.12 has no DRM_GPU_SCHED_STAT_NO_HANG); the restart runs
-		 * free_job, for a job that ended since.
-		 */
-		spin_lock(&q->sched.job_list_lock);
-		list_add(&sched_job->list, &q->sched.pending_list);
-		spin_unlock(&q->sched.job_list_lock);
-		drm_sched_wqueue_start(&q->sched);
-	} else if (ended) {
+	if (ended) {
 		frac_job_free(sched_job);
 		/* A PCI reset in progress restarts the scheduler when done. */
 		if (!fdev->in_pci_reset)
@@ -828,6 +886,8 @@ static enum drm_gpu_sched_stat frac_job_timedout(struct drm_sched_job *sched_job
 	mutex_unlock(&fdev->reset_lock);
 	if (guilty)
 		frac_job_put(guilty);
+	if (head)
+		frac_job_put(head);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }

@@ -343,6 +343,9 @@ stop_irqflood() {
 ok "fraclat and fracsnoop exit cleanly on SIGINT (interrupt flood)" stop_irqflood
 python3 "$CHECK" irqflood "$D" > "$T/check.out" 2>&1
 tap < "$T/check.out"
+# How far the jobs' own stamps moved the sampled clock offset (frac_job_clock_offset()).
+echo "# debugfs clock after the flood:"
+diag "/sys/kernel/debug/accel/$(guest_bdf)/clock" 2>/dev/null || echo "# (no debugfs clock)"
 
 # ---- text output, interval and count ----------------------------------------------------
 D=$T/text; mkdir -p "$D"

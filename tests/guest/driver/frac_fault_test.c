@@ -212,7 +212,7 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
  * hold its hardware fence, and it is to take the blame rather than a job
  * written behind it. faults.sh runs the hang tests with it off and on; @n of
  * the test's jobs on queue @q must have gone direct when it is on, none when
- * off. (A job that writes a BO a hung job writes waits for it: drm_sched's.)
+ * off.
  */
 static void expect_direct(struct __test_metadata *_metadata, const struct frac_dev *dev,
 			  uint32_t q, uint64_t before, uint64_t n)
@@ -268,8 +268,11 @@ TEST_F_TIMEOUT(fault, hang, 120)
 	EXPECT_EQ(before.timeouts + 1, after.timeouts);
 	EXPECT_EQ(before.qresets + 1, after.qresets);
 	EXPECT_EQ(before.dresets, after.dresets);
-	/* v1 and the other file's v2; v3 writes v1's BO: it waits, drm_sched's. */
-	expect_direct(_metadata, &self->dev, hq, direct0, 2);
+	/*
+	 * All three: v3 writes v1's BO, but a job never waits for a hardware
+	 * fence of its own queue (the ring runs in order: frac_job_add_dep()).
+	 */
+	expect_direct(_metadata, &self->dev, hq, direct0, 3);
 	all_queues_work(_metadata, self);
 	frac_bo_destroy(&other, &ovictim);
 	frac_close(&other);

@@ -1312,8 +1312,8 @@ static int submit_nop_no_id(int fd, uint32_t queue, uint32_t in, uint32_t out)
  * in syncobj) for a job held 500 ms on another queue, so it is the
  * scheduler's until that one ends; NOP B, submitted after it on the same
  * queue and priority, waits for nothing: only A, still waiting for run_job in
- * B's entity, stands between B and a direct SUBMIT. B must not go direct and overtake A: when WAIT says B ended,
- * A's out syncobj has signalled.
+ * B's entity, stands between B and a direct SUBMIT. B must not go direct and
+ * overtake A: when WAIT says B ended, A's out syncobj has signalled.
  */
 TEST_F_TIMEOUT(direct, same_context_job_never_overtakes, 60)
 {
@@ -1352,6 +1352,62 @@ TEST_F_TIMEOUT(direct, same_context_job_never_overtakes, 60)
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
+/*
+ * Direct submission leaves priorities to drm_sched: while a job of a higher
+ * priority waits for run_job on a queue, no job goes direct to it (drm_sched
+ * writes what is runnable by priority when the ring's credits are short; the
+ * direct credits would let a lower job past). HIGH job H waits (through an
+ * in syncobj) for a job held 500 ms on another queue; NORMAL NOP B,
+ * submitted after it on the same queue, waits for nothing and has its own
+ * entity, so only H stands between B and a direct SUBMIT: B must not go
+ * direct (drm_sched, which does not hold a runnable job back for one that
+ * waits, then writes it). Once H has ended, a NORMAL NOP goes direct again.
+ */
+TEST_F_TIMEOUT(direct, no_job_passes_a_waiting_higher_priority_one, 60)
+{
+	struct frac_submit_opts high = { .priority = DRM_FRAC_PRIO_HIGH };
+	struct frac_job_result rh, rb;
+	struct frac_cmdlist cl;
+	uint32_t so_h, idh, idb;
+	uint64_t sub0, dir0, sub1, dir1, sub2, dir2;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		SKIP(return, "no fault injection (fault-injection=on)");
+	if (self->dev.num_queues < 2)
+		SKIP(return, "one queue");
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so_h));
+	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 1 500"));
+	ASSERT_EQ(0, submit_nop_no_id(self->dev.fd, 1, 0, so_h));
+
+	direct_counts(&self->dev, 0, &sub0, &dir0);
+	high.in_syncobj = so_h;
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, &high, &idh));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &idb));
+	direct_counts(&self->dev, 0, &sub1, &dir1);
+	EXPECT_EQ(dir0, dir1) TH_LOG("the NORMAL NOP went direct past a waiting HIGH job");
+
+	ASSERT_EQ(0, frac_wait(&self->dev, idh, 10 * FRAC_NSEC, &rh));
+	EXPECT_EQ(0, rh.status);
+	ASSERT_EQ(0, frac_wait(&self->dev, idb, 10 * FRAC_NSEC, &rb));
+	EXPECT_EQ(0, rb.status);
+	/* H was still waiting when B was submitted: the test proves something. */
+	EXPECT_GE(rh.t_start, rb.t_end) TH_LOG("H ran before B: the held job did not hold it");
+	/* Nothing waits now: the next NOP goes direct. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &rb));
+	EXPECT_EQ(0, rb.status);
+	direct_counts(&self->dev, 0, &sub2, &dir2);
+	EXPECT_EQ(dir1 + 1, dir2) TH_LOG("a NOP with nothing in its way did not go direct");
+	frac_t_syncobj_destroy(self->dev.fd, so_h);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
 struct direct_racer {
 	struct frac_dev *dev;
 	volatile int *stop;
@@ -1372,7 +1428,7 @@ static void *direct_racer_run(void *arg)
 	uint32_t id;
 	uint64_t i;
 
-	/* A file of its own: a file with another job in flight does not go direct. */
+	/* A file of its own, as each client has. */
 	if (frac_open(r->dev->index, &own)) {
 		r->wait_failed++;
 		return NULL;
