@@ -108,8 +108,9 @@ static void frac_job_done_unrun(struct frac_job *job)
  * the interrupt, a reset or removal, so the device is done with it. Its ring
  * slots are free now, for the next direct SUBMIT; its BOs and the creation
  * reference are put in process context: by the next SUBMIT, WAIT or
- * BO_CREATE on the device, or a jiffy later by reap_work (frac_job_reap()). A
- * client whose jobs go direct then costs no work item per job. A fence a
+ * BO_CREATE on the device, or FRAC_REAP_DELAY_MS later by reap_work
+ * (frac_job_reap()). A client whose jobs go direct then costs no work item
+ * per job. A fence a
  * wedged device's recovery signalled does not mean the device stopped: its
  * BOs are kept then.
  */
@@ -127,7 +128,8 @@ static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb 
 	frac_job_direct_ended(job);
 	/* The first on the list queues the work; a SUBMIT meanwhile reaps it. */
 	if (llist_add(&job->put_node, &fdev->reap_list))
-		queue_delayed_work(system_unbound_wq, &fdev->reap_work, 1);
+		queue_delayed_work(system_unbound_wq, &fdev->reap_work,
+				   msecs_to_jiffies(FRAC_REAP_DELAY_MS));
 }
 
 /*
