@@ -216,10 +216,10 @@ static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job
 
 /*
  * On by default: a job with nothing to wait for skips drm_sched's run_job and
- * free_job work items (docs/performance.md, 2026-12-05: QD1 latency 0.34x,
- * 0.39x with the device fetching in a bottom half; 2026-12-06: QD32 jobs/s
- * 1.55x, and 0.02 context switches and 0.01 work items per job against 0.87
- * and 2.3).
+ * free_job work items (docs/performance.md, 2026-12-05, make bench D, on
+ * against off: QD1 latency 0.36x, 0.40x with the device fetching in a bottom
+ * half; QD32 jobs/s 1.72x, 1.17x; per job at QD1 0.02 context switches and
+ * no work item against 2.05 and 2.5).
  */
 static bool frac_direct_submit = true;
 module_param_named(direct_submit, frac_direct_submit, bool, 0644);
