@@ -1308,6 +1308,31 @@ static int submit_nop_no_id(int fd, uint32_t queue, uint32_t in, uint32_t out)
 }
 
 /*
+ * Direct submission on, and a NOP held 500 ms on queue 1 (injected latency),
+ * its end in a new syncobj *@so_h: a fence for a job on queue 0 to wait for.
+ * Sets *@skip, and does nothing, without fault injection or a second queue.
+ */
+static int held_nop(FIXTURE_DATA(direct) *self, uint32_t *so_h, const char **skip)
+{
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ)) {
+		*skip = "no fault injection (fault-injection=on)";
+		return 0;
+	}
+	if (self->dev.num_queues < 2) {
+		*skip = "one queue";
+		return 0;
+	}
+	ret = frac_t_write_str(DIRECT_PARAM, "1");
+	if (!ret)
+		ret = frac_t_syncobj_create(self->dev.fd, so_h);
+	if (!ret)
+		ret = frac_t_inject(&self->dev, "latency 1 500");
+	return ret ?: submit_nop_no_id(self->dev.fd, 1, 0, *so_h);
+}
+
+/*
  * One context's jobs on one queue run in their order. Job A waits (through an
  * in syncobj) for a job held 500 ms on another queue, so it is the
  * scheduler's until that one ends; NOP B, submitted after it on the same
@@ -1321,16 +1346,12 @@ TEST_F_TIMEOUT(direct, same_context_job_never_overtakes, 60)
 	struct frac_cmdlist cl;
 	uint32_t so_h, so_a, idb;
 	uint64_t sub0, dir0, sub1, dir1;
+	const char *skip = NULL;
 
-	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
-		SKIP(return, "no fault injection (fault-injection=on)");
-	if (self->dev.num_queues < 2)
-		SKIP(return, "one queue");
-	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
-	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so_h));
+	ASSERT_EQ(0, held_nop(self, &so_h, &skip));
+	if (skip)
+		SKIP(return, "%s", skip);
 	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so_a));
-	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 1 500"));
-	ASSERT_EQ(0, submit_nop_no_id(self->dev.fd, 1, 0, so_h));
 
 	direct_counts(&self->dev, 0, &sub0, &dir0);
 	ASSERT_EQ(0, submit_nop_no_id(self->dev.fd, 0, so_h, so_a));
@@ -1370,15 +1391,11 @@ TEST_F_TIMEOUT(direct, no_job_passes_a_waiting_higher_priority_one, 60)
 	struct frac_cmdlist cl;
 	uint32_t so_h, idh, idb;
 	uint64_t sub0, dir0, sub1, dir1, sub2, dir2;
+	const char *skip = NULL;
 
-	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
-		SKIP(return, "no fault injection (fault-injection=on)");
-	if (self->dev.num_queues < 2)
-		SKIP(return, "one queue");
-	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
-	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so_h));
-	ASSERT_EQ(0, frac_t_inject(&self->dev, "latency 1 500"));
-	ASSERT_EQ(0, submit_nop_no_id(self->dev.fd, 1, 0, so_h));
+	ASSERT_EQ(0, held_nop(self, &so_h, &skip));
+	if (skip)
+		SKIP(return, "%s", skip);
 
 	direct_counts(&self->dev, 0, &sub0, &dir0);
 	high.in_syncobj = so_h;
