@@ -220,6 +220,12 @@ struct frac_device {
 	 */
 	struct llist_head reap_list;
 	struct delayed_work reap_work;
+	/*
+	 * Held by a reaper from its taking of reap_list to its last retire:
+	 * WAIT and BO_CREATE take it to wait out a reap that another thread
+	 * is in the middle of (frac_job_reap_sync()).
+	 */
+	struct mutex reap_lock;
 
 	struct xarray contexts;		/* ids of open files (reserved entries); own lock */
 	u32 context_next;
@@ -405,6 +411,7 @@ void frac_file_jobs_fini(struct frac_file *ff);
 void frac_job_put_work(struct work_struct *work);
 void frac_job_reap(struct frac_device *fdev);
 void frac_job_reap_work(struct work_struct *work);
+void frac_job_reap_sync(struct frac_device *fdev);
 __poll_t frac_poll(struct file *filp, struct poll_table_struct *wait);
 
 /* frac_coredump.c */

@@ -456,7 +456,7 @@ int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	size = PAGE_ALIGN(args->size);
 
 	/* Device memory that direct jobs which ended still hold (frac_job_reap()). */
-	frac_job_reap(fdev);
+	frac_job_reap_sync(fdev);
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 	if (args->flags & DRM_FRAC_BO_DEVMEM)

@@ -132,6 +132,8 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	ret = drmm_mutex_init(&fdev->drm, &fdev->reset_lock);
 	if (!ret)
+		ret = drmm_mutex_init(&fdev->drm, &fdev->reap_lock);
+	if (!ret)
 		ret = drmm_mutex_init(&fdev->drm, &fdev->devmem_lock);
 	if (ret)
 		return ret;

@@ -1233,6 +1233,125 @@ TEST_F_TIMEOUT(direct, ended_job_gives_device_memory_back_at_once, 120)
 	EXPECT_EQ(dir0 + ROUNDS, dir1) TH_LOG("not every job went direct: the test proves less");
 }
 
+/* Another file's direct jobs on queue @queue until told to stop: each SUBMIT and WAIT reaps. */
+struct reap_noise {
+	int index;
+	uint32_t queue;
+	volatile int *stop;
+	uint64_t jobs, failed;
+};
+
+static void *reap_noise_run(void *arg)
+{
+	struct reap_noise *n = arg;
+	struct frac_job_result res;
+	struct frac_bo bo[4] = { 0 };
+	uint32_t ids[4] = { 0 }, s;
+	struct frac_cmdlist cl;
+	struct frac_dev dev;
+	uint64_t i;
+
+	if (frac_open(n->index, &dev)) {
+		n->failed++;
+		return NULL;
+	}
+	for (s = 0; s < 4; s++)
+		if (frac_t_bo(&dev, 4096, 0, &bo[s]))
+			n->failed++;
+	/* Four in flight, each writing its own BO: none waits for another. */
+	for (i = 0; !*n->stop && !n->failed; i++) {
+		s = i % 4;
+		if (ids[s] && (frac_wait(&dev, ids[s], 10 * FRAC_NSEC, &res) || res.status))
+			n->failed++;
+		frac_cmdlist_init(&cl);
+		if (frac_cmd_fill(&cl, &bo[s], 0, 64, (uint32_t)i) ||
+		    frac_submit(&dev, n->queue, &cl, NULL, &ids[s]))
+			n->failed++;
+		n->jobs++;
+	}
+	for (s = 0; s < 4; s++) {
+		if (ids[s])
+			frac_wait(&dev, ids[s], 10 * FRAC_NSEC, &res);
+		frac_bo_destroy(&dev, &bo[s]);
+	}
+	frac_close(&dev);
+	return NULL;
+}
+
+/*
+ * The same promise while other files reap: WAIT and BO_CREATE must also wait
+ * for a reap another thread is in the middle of (its SUBMIT took the list and
+ * has not yet retired the jobs). A filler holds all of device memory but
+ * 64 KiB; each round makes a BO of the rest, runs a direct FILL into it,
+ * waits for it and closes it, while four other files submit and wait on
+ * queue 1. Any -ENOSPC is a BO still held after WAIT and close (an
+ * adversarial run saw 4 and 15 of 3000 rounds on the debug kernel before
+ * frac_job_reap_sync()).
+ */
+TEST_F_TIMEOUT(direct, ended_job_gives_device_memory_back_while_others_reap, 180)
+{
+	enum { ROUNDS = 2000, NOISE = 4, REST = 64 << 10 };
+	struct reap_noise noise[NOISE];
+	pthread_t th[NOISE];
+	volatile int stop = 0;
+	struct frac_job_result res;
+	struct frac_bo filler = { 0 };
+	struct frac_cmdlist cl;
+	uint64_t dir0, sub0, dir1, sub1, jobs = 0;
+	int i, r, enospc = 0, ret = 0;
+	uint32_t id;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || self->dev.devmem_size <= REST)
+		SKIP(return, "no device memory");
+	if (self->dev.num_queues < 2)
+		SKIP(return, "one queue");
+	ASSERT_EQ(0, frac_t_write_str(DIRECT_PARAM, "1"));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, self->dev.devmem_size - REST, DRM_FRAC_BO_DEVMEM,
+			       &filler));
+	for (i = 0; i < NOISE; i++) {
+		noise[i] = (struct reap_noise){ .index = self->dev.index, .queue = 1,
+						.stop = &stop };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, reap_noise_run, &noise[i]));
+	}
+	direct_counts(&self->dev, 0, &sub0, &dir0);
+	for (r = 0; r < ROUNDS && !ret; r++) {
+		struct frac_bo bo = { 0 };
+
+		ret = frac_t_bo(&self->dev, REST, DRM_FRAC_BO_DEVMEM, &bo);
+		if (ret == -ENOSPC) {
+			if (enospc++ < 5)
+				TH_LOG("round %d: -ENOSPC just after the last round's WAIT and close",
+				       r + 1);
+			usleep(20000);
+			ret = frac_t_bo(&self->dev, REST, DRM_FRAC_BO_DEVMEM, &bo);
+		}
+		if (ret)
+			break;
+		frac_cmdlist_init(&cl);
+		ret = frac_cmd_fill(&cl, &bo, 0, 4096, 0x5a5a5a5au);
+		if (!ret)
+			ret = frac_submit(&self->dev, 0, &cl, NULL, &id);
+		if (!ret)
+			ret = frac_wait(&self->dev, id, 10 * FRAC_NSEC, &res);
+		if (!ret)
+			ret = res.status;
+		frac_bo_destroy(&self->dev, &bo);
+	}
+	stop = 1;
+	for (i = 0; i < NOISE; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0ull, noise[i].failed) TH_LOG("noise file %d", i);
+		jobs += noise[i].jobs;
+	}
+	direct_counts(&self->dev, 0, &sub1, &dir1);
+	frac_bo_destroy(&self->dev, &filler);
+	EXPECT_EQ(0, ret) TH_LOG("round %d: %s", r, strerror(-ret));
+	EXPECT_EQ(0, enospc) TH_LOG("%d of %d rounds found the last round's BO still held",
+				    enospc, r);
+	EXPECT_EQ(dir0 + ROUNDS, dir1) TH_LOG("not every round's job went direct: proves less");
+	TH_LOG("%d rounds, %llu jobs of the other files", r, (unsigned long long)jobs);
+}
+
 /*
  * Copies at queue depth 1, with direct submission on and then off: every
  * copy's data arrives either way; with it on, some of them go direct (a job
