@@ -283,6 +283,7 @@ static const struct drm_ioctl_desc frac_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(FRAC_BO_INFO, frac_bo_info_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(FRAC_SUBMIT, frac_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(FRAC_WAIT, frac_wait_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(FRAC_SUBMIT_BATCH, frac_submit_batch_ioctl, 0),
 };
 
 static const struct file_operations frac_fops = {

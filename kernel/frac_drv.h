@@ -272,7 +272,7 @@ struct frac_file {
 	struct rcu_head rcu;		/* freed after a grace period: frac_job_complete() */
 	/*
 	 * Held from drm_sched_job_arm() to drm_sched_entity_push_job(), and
-	 * over a direct SUBMIT's check and ring write (frac_job_push())
+	 * over a direct SUBMIT's check and ring write (frac_submit_push())
 	 */
 	struct mutex submit_lock;
 	struct frac_device *fdev;
@@ -404,6 +404,7 @@ bool frac_bo_is_devmem(struct drm_gem_object *obj);
 
 /* frac_job.c */
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int frac_submit_batch_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_file_jobs_init(struct frac_file *ff);
 void frac_file_put(struct frac_file *ff);

@@ -14,6 +14,7 @@
 #include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -104,7 +105,7 @@ static void frac_job_done_unrun(struct frac_job *job)
 }
 
 /*
- * A direct job ended (frac_job_push()): its hardware fence signalled, from
+ * A direct job ended (frac_submit_push()): its hardware fence signalled, from
  * the interrupt, a reset or removal, so the device is done with it. Its ring
  * slots are free now, for the next direct SUBMIT; its BOs and the creation
  * reference are put in process context: by the next SUBMIT, WAIT or
@@ -398,7 +399,7 @@ static bool frac_job_writes_bo(const struct frac_job *job,
 
 /*
  * Make @job wait for @fence, unless it is a hardware fence of the job's own
- * queue, which a direct job publishes (frac_job_push()): that job is on the
+ * queue, which a direct job publishes (frac_submit_push()): that job is on the
  * ring already, and the device runs a ring's jobs in order, so this one,
  * written after it, runs after it (as drm_sched has a job wait for a job of
  * its own scheduler only until it is written to the ring). Consumes the
@@ -449,34 +450,125 @@ static int frac_job_add_syncobj_dep(struct frac_job *job, struct drm_file *file,
 	return ret;
 }
 
-/* Order the job after users of its BOs; returns with the BOs locked. */
-static noinline int frac_job_add_deps(struct frac_job *job, struct ww_acquire_ctx *ctx)
+/*
+ * One SUBMIT, or one SUBMIT_BATCH: @count jobs for one entity, prepared in
+ * full before any of them is pushed, so that the call submits all or none.
+ */
+struct frac_submit {
+	struct drm_file *file;
+	struct frac_file *ff;
+	struct frac_queue *q;
+	struct drm_sched_entity *entity;
+	u32 count;
+	/* The jobs' arguments; @queue and @job_id written once all are pushed */
+	struct drm_frac_submit *args;
+	struct frac_job **jobs;
+	struct drm_syncobj **out_syncobjs;
+	/*
+	 * Every BO of the jobs, once each (a single job's own list), locked
+	 * together: the fences a BO needs room for are counted in @nfences
+	 * (NULL: one each).
+	 */
+	struct drm_gem_object **bos;
+	u32 *nfences;
+	u32 nbos;
+	void *bos_alloc;		/* a batch's: @bos and @nfences */
+	struct ww_acquire_ctx ctx;
+};
+
+static int frac_bo_ptr_cmp(const void *a, const void *b)
 {
-	u32 i;
-	int ret;
+	uintptr_t x = (uintptr_t)*(struct drm_gem_object * const *)a;
+	uintptr_t y = (uintptr_t)*(struct drm_gem_object * const *)b;
 
-	ret = drm_gem_lock_reservations(job->bos, job->nbos, ctx);
-	if (ret)
-		return ret;
-	for (i = 0; i < job->nbos; i++) {
-		struct drm_gem_object *obj = job->bos[i];
-		bool write = frac_job_writes_bo(job, obj);
+	return x < y ? -1 : x > y;
+}
 
-		ret = dma_resv_reserve_fences(obj->resv, 1);
-		if (!ret)
-			ret = frac_job_add_resv_deps(job, obj->resv, dma_resv_usage_rw(write));
-		if (ret) {
-			drm_gem_unlock_reservations(job->bos, job->nbos, ctx);
-			return ret;
+/*
+ * The BOs of a batch's jobs, each once (sorted, duplicates dropped), and how
+ * many of the jobs name each: one fence each will go on it.
+ */
+static int frac_submit_collect_bos(struct frac_submit *s)
+{
+	struct drm_gem_object **all;
+	u32 i, j, total = 0;
+
+	if (s->count == 1) {
+		s->bos = s->jobs[0]->bos;
+		s->nbos = s->jobs[0]->nbos;
+		return 0;
+	}
+	for (i = 0; i < s->count; i++)
+		total += s->jobs[i]->nbos;
+	if (!total)
+		return 0;
+	all = kvmalloc_array(total, 2 * sizeof(*all) + sizeof(*s->nfences), GFP_KERNEL);
+	if (!all)
+		return -ENOMEM;
+	for (i = 0, total = 0; i < s->count; i++)
+		for (j = 0; j < s->jobs[i]->nbos; j++)
+			all[total++] = s->jobs[i]->bos[j];
+	sort(all, total, sizeof(*all), frac_bo_ptr_cmp, NULL);
+	s->bos_alloc = all;
+	s->bos = all + total;
+	s->nfences = (u32 *)(all + 2 * total);
+	/* A job names a BO once (frac_add_bo()): a run of one BO counts its jobs. */
+	for (i = 0; i < total; i++) {
+		if (s->nbos && s->bos[s->nbos - 1] == all[i]) {
+			s->nfences[s->nbos - 1]++;
+			continue;
 		}
+		s->bos[s->nbos] = all[i];
+		s->nfences[s->nbos++] = 1;
 	}
 	return 0;
 }
+
+static void frac_submit_free_bos(struct frac_submit *s)
+{
+	kvfree(s->bos_alloc);
+}
+
+/*
+ * Order the jobs after users of their BOs; returns with the BOs locked and
+ * room reserved for the jobs' fences. A job does not wait for the jobs of
+ * its own batch: the queue runs them in order (frac_submit_push()).
+ */
+static noinline int frac_job_add_deps(struct frac_submit *s)
+{
+	u32 i, j;
+	int ret;
+
+	ret = drm_gem_lock_reservations(s->bos, s->nbos, &s->ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < s->nbos; i++) {
+		ret = dma_resv_reserve_fences(s->bos[i]->resv, s->nfences ? s->nfences[i] : 1);
+		if (ret)
+			goto err_unlock;
+	}
+	for (i = 0; i < s->count; i++) {
+		struct frac_job *job = s->jobs[i];
+
+		for (j = 0; j < job->nbos; j++) {
+			struct drm_gem_object *obj = job->bos[j];
+			bool write = frac_job_writes_bo(job, obj);
+
+			ret = frac_job_add_resv_deps(job, obj->resv, dma_resv_usage_rw(write));
+			if (ret)
+				goto err_unlock;
+		}
+	}
+	return 0;
+
+err_unlock:
+	drm_gem_unlock_reservations(s->bos, s->nbos, &s->ctx);
+	return ret;
+}
 ALLOW_ERROR_INJECTION(frac_job_add_deps, ERRNO);
 
-/* Publish the armed job's @fence on its BOs and unlock them. */
-static void frac_job_publish(struct frac_job *job, struct dma_fence *fence,
-			     struct ww_acquire_ctx *ctx)
+/* Publish the armed job's @fence on its BOs, which the SUBMIT holds locked. */
+static void frac_job_publish(struct frac_job *job, struct dma_fence *fence)
 {
 	u32 i;
 
@@ -487,7 +579,6 @@ static void frac_job_publish(struct frac_job *job, struct dma_fence *fence,
 				   frac_job_writes_bo(job, obj) ? DMA_RESV_USAGE_WRITE :
 								  DMA_RESV_USAGE_READ);
 	}
-	drm_gem_unlock_reservations(job->bos, job->nbos, ctx);
 }
 
 /* Allocate a job for @ncmds commands on @q, with its hardware fence. */
@@ -623,18 +714,19 @@ static void frac_job_direct_watch(struct frac_job *job)
 }
 
 /*
- * Write the job to its ring now, or arm it and hand it to its entity. From
- * here on the job cannot fail: it runs, or ends with an errno through its
- * fence.
+ * Write the jobs to their ring now, or arm them and hand them to their
+ * entity, in order. From here on the jobs cannot fail: each runs, or ends
+ * with an errno through its fence.
  */
-static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
-			  struct drm_syncobj *out_syncobj)
+static void frac_submit_push(struct frac_submit *s)
 {
-	struct frac_device *fdev = job->fdev;
-	struct frac_file *ff = job->ff;
-	struct dma_fence *end;
-	bool direct;
+	struct frac_file *ff = s->ff;
+	u64 ready = 0;
+	u32 i;
 
+	for (i = 0; i < s->count; i++)
+		if (frac_job_deps_signaled(s->jobs[i]))
+			ready |= BIT_ULL(i);
 	/*
 	 * drm_sched requires arm and push in one critical section per entity:
 	 * the finished fences' seqnos must follow the order of the entity's
@@ -644,59 +736,127 @@ static void frac_job_push(struct frac_job *job, struct ww_acquire_ctx *ctx,
 	 * job of the entity may wait for run_job when one goes direct.
 	 */
 	mutex_lock(&ff->submit_lock);
-	trace_frac_job_submit(fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
-			      job->cmds[0].args.op, job->prio, job->bytes);
-	if (trace_frac_job_done_enabled())
-		frac_job_stamp_submit(job);
-	/* Until frac_job_free(), or a direct job's frac_job_retire() */
-	atomic_inc(&fdev->sched_jobs);
+	for (i = 0; i < s->count; i++) {
+		struct frac_job *job = s->jobs[i];
+
+		trace_frac_job_submit(job->fdev->minor, job->q->id, ff->id, job->id, job->ncmds,
+				      job->cmds[0].args.op, job->prio, job->bytes);
+		if (trace_frac_job_done_enabled())
+			frac_job_stamp_submit(job);
+		/* Until frac_job_free(), or a direct job's frac_job_retire() */
+		atomic_inc(&job->fdev->sched_jobs);
+	}
 	/*
-	 * To the ring now, or by run_job once drm_sched finds it ready; with
-	 * its BOs still locked, so that no job that must wait for this one
+	 * To the ring now, or by run_job once drm_sched finds them ready; with
+	 * their BOs still locked, so that no job that must wait for one of them
 	 * finds them before its fence is on them.
 	 */
-	direct = frac_job_try_direct(job);
-	if (!direct) {
-		drm_sched_job_arm(&job->base);
-		job->finished = dma_fence_get(&job->base.s_fence->finished);
-		frac_job_queued(job);
+	frac_jobs_try_direct(s->jobs, s->count, ready);
+	for (i = 0; i < s->count; i++) {
+		struct frac_job *job = s->jobs[i];
+		struct dma_fence *end;
+
+		if (!job->direct) {
+			drm_sched_job_arm(&job->base);
+			job->finished = dma_fence_get(&job->base.s_fence->finished);
+		}
+		end = frac_job_end_fence(job);
+		frac_job_publish(job, end);
+		if (s->out_syncobjs[i])
+			drm_syncobj_replace_fence(s->out_syncobjs[i], end);
+		/* Only now, with job->finished or job->direct set, may WAIT find the job. */
+		if (job->id)
+			frac_job_publish_id(ff, job);
 	}
-	end = frac_job_end_fence(job);
-	frac_job_publish(job, end, ctx);
-	if (out_syncobj)
-		drm_syncobj_replace_fence(out_syncobj, end);
-	/* Only now, with job->finished or job->direct set, may WAIT find the job. */
-	if (job->id)
-		frac_job_publish_id(ff, job);
+	drm_gem_unlock_reservations(s->bos, s->nbos, &s->ctx);
 	/* The scheduler, or the direct end, takes over the creation reference. */
-	if (!direct)
-		drm_sched_entity_push_job(&job->base);
+	for (i = 0; i < s->count; i++)
+		if (!s->jobs[i]->direct)
+			drm_sched_entity_push_job(&s->jobs[i]->base);
 	mutex_unlock(&ff->submit_lock);
-	if (direct)
-		frac_job_direct_watch(job);
+	for (i = 0; i < s->count; i++)
+		if (s->jobs[i]->direct)
+			frac_job_direct_watch(s->jobs[i]);
 }
 
-int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+/* Check one job's arguments; a batch's must also all name one queue, priority and flags. */
+static int frac_submit_check(struct frac_device *fdev, const struct drm_frac_submit *args,
+			     const struct drm_frac_submit *first)
 {
-	struct frac_device *fdev = to_frac_device(dev);
-	struct frac_file *ff = file->driver_priv;
-	struct drm_frac_submit *args = data;
-	struct drm_syncobj *out_syncobj = NULL;
-	struct ww_acquire_ctx ctx;
-	struct frac_job *job;
-	u32 queue = args->queue;
-	u32 job_id;
-	int idx, ret;
-
 	if ((args->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
 	    args->cmd_size != sizeof(struct drm_frac_cmd) ||
 	    !args->cmd_count || args->cmd_count > DRM_FRAC_MAX_CMDS ||
 	    args->queue >= fdev->num_queues || args->priority >= FRAC_NUM_PRIO ||
 	    ((args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) && args->queue))
 		return -EINVAL;
+	if (args->queue != first->queue || args->priority != first->priority ||
+	    args->flags != first->flags)
+		return -EINVAL;
 	/* As amdgpu and xe: the high priority is not for everyone. */
 	if (args->priority == DRM_FRAC_PRIO_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
+	return 0;
+}
+
+/* Job @i: allocated, its BOs and syncobjs looked up, its id reserved. */
+static int frac_submit_prepare_job(struct frac_submit *s, u32 i)
+{
+	struct drm_frac_submit *args = &s->args[i];
+	struct frac_job *job;
+	int ret;
+
+	job = frac_job_create(s->ff, s->q, args->cmd_count, args->priority);
+	if (!job)
+		return -ENOMEM;
+	s->jobs[i] = job;
+	ret = frac_job_prepare(s->file, job, args, &s->out_syncobjs[i]);
+	if (ret)
+		return ret;
+	ret = drm_sched_job_init(&job->base, s->entity, job->ncmds, s->ff);
+	if (ret)
+		return ret;
+	if (args->in_syncobj) {
+		ret = frac_job_add_syncobj_dep(job, s->file, args->in_syncobj);
+		if (ret)
+			return ret;
+	}
+	if (!(args->flags & DRM_FRAC_SUBMIT_NO_JOB_ID))
+		ret = frac_job_reserve_id(s->ff, job);
+	return ret;
+}
+
+/* Undo what frac_submit_prepare_job() did for the jobs not pushed. */
+static void frac_submit_unwind(struct frac_submit *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->count; i++) {
+		struct frac_job *job = s->jobs[i];
+
+		if (s->out_syncobjs[i])
+			drm_syncobj_put(s->out_syncobjs[i]);
+		if (!job)
+			continue;
+		if (job->id)
+			frac_job_unreserve_id(s->ff, job);
+		/* drm_sched_job_init() succeeded */
+		if (job->base.s_fence)
+			drm_sched_job_cleanup(&job->base);
+		frac_job_put_bos(job);
+		frac_job_put(job);
+	}
+}
+
+/*
+ * Submit the jobs of @s, whose arguments were checked: all of them, or
+ * none. On success each one's @queue and @job_id are written in s->args.
+ */
+static int frac_submit_jobs(struct drm_device *dev, struct frac_submit *s)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	u32 queue = s->args[0].queue;
+	int idx, ret;
+	u32 i;
 
 	/*
 	 * The direct jobs that ended since: no work item for them. Before
@@ -708,70 +868,128 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		return -ENODEV;
 	if (READ_ONCE(fdev->wedged)) {
 		ret = -EIO;
-		goto err_dev_exit;
+		goto out_dev_exit;
 	}
 	/* A hint: running elsewhere by the time the job ends only costs a wakeup. */
-	if (args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE)
+	if (s->args[0].flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE)
 		queue = frac_local_queue(fdev);
+	s->q = &fdev->queues[queue];
+	s->entity = &s->ff->entity[queue][s->args[0].priority];
 
-	job = frac_job_create(ff, &fdev->queues[queue], args->cmd_count, args->priority);
-	if (!job) {
-		ret = -ENOMEM;
-		goto err_dev_exit;
-	}
-	ret = frac_job_prepare(file, job, args, &out_syncobj);
-	if (ret)
-		goto err_put_job;
-
-	ret = drm_sched_job_init(&job->base, &ff->entity[queue][args->priority],
-				 job->ncmds, ff);
-	if (ret)
-		goto err_put_job;
-	if (args->in_syncobj) {
-		ret = frac_job_add_syncobj_dep(job, file, args->in_syncobj);
+	for (i = 0; i < s->count; i++) {
+		ret = frac_submit_prepare_job(s, i);
 		if (ret)
-			goto err_cleanup;
+			goto err_unwind;
 	}
-	if (!(args->flags & DRM_FRAC_SUBMIT_NO_JOB_ID)) {
-		ret = frac_job_reserve_id(ff, job);
-		if (ret)
-			goto err_cleanup;
-	}
-	ret = frac_job_add_deps(job, &ctx);
+	ret = frac_submit_collect_bos(s);
 	if (ret)
-		goto err_unreserve;
+		goto err_unwind;
+	ret = frac_job_add_deps(s);
+	if (ret)
+		goto err_free_bos;
 
 	/*
-	 * After the push the job is the scheduler's, or the device's: it may
-	 * run, end and be freed (by free_job, by its end, or within the push
-	 * for a direct job that ended already) before this thread runs again
-	 * (KASAN saw the read of job->id below the push as a use-after-free),
-	 * so take what SUBMIT returns first.
+	 * After the push the jobs are the scheduler's, or the device's: they
+	 * may run, end and be freed (by free_job, by their end, or within the
+	 * push for a direct job that ended already) before this thread runs
+	 * again (KASAN saw a read of job->id after the push as a
+	 * use-after-free), so take what SUBMIT returns first. Written back only
+	 * on success: a failed SUBMIT changes nothing.
 	 */
-	job_id = job->id;
-	frac_job_push(job, &ctx, out_syncobj);
-	if (out_syncobj)
-		drm_syncobj_put(out_syncobj);
-	/* Written back only on success: a failed SUBMIT changes nothing. */
-	args->queue = queue;
-	args->job_id = job_id;
+	for (i = 0; i < s->count; i++) {
+		s->args[i].queue = queue;
+		s->args[i].job_id = s->jobs[i]->id;
+	}
+	frac_submit_push(s);
+	for (i = 0; i < s->count; i++)
+		if (s->out_syncobjs[i])
+			drm_syncobj_put(s->out_syncobjs[i]);
+	frac_submit_free_bos(s);
 	drm_dev_exit(idx);
 	/* A direct job that ended in the doorbell write, this one most often. */
 	frac_job_reap(fdev);
 	return 0;
 
-err_unreserve:
-	if (job->id)
-		frac_job_unreserve_id(ff, job);
-err_cleanup:
-	drm_sched_job_cleanup(&job->base);
-err_put_job:
-	if (out_syncobj)
-		drm_syncobj_put(out_syncobj);
-	frac_job_put_bos(job);
-	frac_job_put(job);
-err_dev_exit:
+err_free_bos:
+	frac_submit_free_bos(s);
+err_unwind:
+	frac_submit_unwind(s);
+out_dev_exit:
 	drm_dev_exit(idx);
+	return ret;
+}
+
+int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_frac_submit *args = data;
+	struct drm_syncobj *out_syncobj = NULL;
+	struct frac_job *job = NULL;
+	struct frac_submit s = {
+		.file = file,
+		.ff = file->driver_priv,
+		.count = 1,
+		.args = args,
+		.jobs = &job,
+		.out_syncobjs = &out_syncobj,
+	};
+	int ret;
+
+	ret = frac_submit_check(to_frac_device(dev), args, args);
+	if (ret)
+		return ret;
+	return frac_submit_jobs(dev, &s);
+}
+
+static_assert(DRM_FRAC_MAX_BATCH <= BITS_PER_TYPE(u64), "frac_submit_push()'s ready mask");
+
+int frac_submit_batch_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_frac_submit_batch *batch = data;
+	void __user *ujobs = u64_to_user_ptr(batch->jobs);
+	struct frac_submit s = {
+		.file = file,
+		.ff = file->driver_priv,
+		.count = batch->count,
+	};
+	size_t size;
+	void *mem;
+	u32 i;
+	int ret;
+
+	if (batch->flags || batch->pad || !batch->count || batch->count > DRM_FRAC_MAX_BATCH ||
+	    batch->job_size != sizeof(struct drm_frac_submit))
+		return -EINVAL;
+	size = batch->count * sizeof(*s.args);
+	mem = kzalloc(size + batch->count * (sizeof(*s.jobs) + sizeof(*s.out_syncobjs)),
+		      GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	s.args = mem;
+	s.jobs = mem + size;
+	s.out_syncobjs = (struct drm_syncobj **)(s.jobs + batch->count);
+	if (copy_from_user(s.args, ujobs, size)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i < batch->count; i++) {
+		ret = frac_submit_check(to_frac_device(dev), &s.args[i], &s.args[0]);
+		if (ret)
+			goto out;
+	}
+	/*
+	 * The array must take the results before anything is submitted: write
+	 * it back as it is, which changes nothing when it can be written.
+	 */
+	if (copy_to_user(ujobs, s.args, size)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = frac_submit_jobs(dev, &s);
+	/* Submitted: only an array unmapped meanwhile fails (see the uAPI). */
+	if (!ret && copy_to_user(ujobs, s.args, size))
+		ret = -EFAULT;
+out:
+	kfree(mem);
 	return ret;
 }
 

@@ -20,7 +20,7 @@ struct frac_fence {
 	u32 qid;			/* its timeline's name, without the queue */
 	/*
 	 * The fence's own lock, not its queue's: a direct job publishes this
-	 * fence (frac_job_push()), so a sync_file or another driver's dma_resv
+	 * fence (frac_submit_push()), so a sync_file or another driver's dma_resv
 	 * may hold it after the device, and the queue with it, are gone.
 	 */
 	spinlock_t lock;
@@ -58,8 +58,8 @@ struct frac_job {
 	struct dma_fence *hw_fence;	/* signalled from the completion IRQ */
 	struct dma_fence *finished;	/* the scheduler's finished fence; none if direct */
 	/*
-	 * Direct submission (frac_job_try_direct()): SUBMIT wrote the job to
-	 * the ring, and it is never drm_sched's (frac_job_push()). Set under
+	 * Direct submission (frac_jobs_try_direct()): SUBMIT wrote the job to
+	 * the ring, and it is never drm_sched's (frac_submit_push()). Set under
 	 * the submit lock before WAIT can find the job, never cleared.
 	 */
 	bool direct;
@@ -105,8 +105,8 @@ void frac_job_put(struct frac_job *job);
 void frac_job_free(struct drm_sched_job *sched_job);
 
 /* frac_queue.c: submission */
-bool frac_job_try_direct(struct frac_job *job);
-void frac_job_queued(struct frac_job *job);
+bool frac_job_deps_signaled(struct frac_job *job);
+void frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready);
 void frac_job_unqueue(struct frac_job *job);
 void frac_queue_stop_submit(struct frac_queue *q);
 

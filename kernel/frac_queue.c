@@ -227,10 +227,10 @@ MODULE_PARM_DESC(direct_submit,
 		 "SUBMIT writes a job with nothing to wait for to the ring itself (default: on)");
 
 /*
- * Write @job's descriptors to its ring and ring the doorbell. The ring has
+ * Write @job's descriptors to its ring, without the doorbell. The ring has
  * room: drm_sched's credits, or the direct ones, were counted for it.
  */
-static void frac_job_ring_locked(struct frac_job *job)
+static void frac_job_write_locked(struct frac_job *job)
 {
 	struct frac_queue *q = job->q;
 	struct frac_device *fdev = q->fdev;
@@ -265,24 +265,44 @@ static void frac_job_ring_locked(struct frac_job *job)
 
 	/* Counted first: a reader must never see a job completed before submitted. */
 	atomic64_inc(&q->jobs_submitted);
-	/* writel() orders the descriptor and SG writes before the doorbell. */
-	writel(q->sq_tail, fdev->regs + FRAC_DB_SQ_TAIL(q->id));
-	trace_frac_job_doorbell(fdev->minor, q->id, job->ff->id, job->id, job->seqno,
-				job->ncmds, q->sq_tail);
-	frac_dbg(fdev, JOB, "q%u seqno %llu: %u cmds, tail %u%s\n", q->id, job->seqno,
-		 job->ncmds, q->sq_tail, job->direct ? " (direct)" : "");
 }
 
-/* The job goes to drm_sched's run_job: its entity has one more to write. */
-void frac_job_queued(struct frac_job *job)
+/* Tell the device about every descriptor written so far. */
+static void frac_queue_doorbell_locked(struct frac_queue *q)
+{
+	lockdep_assert_held(&q->ring_lock);
+	/* writel() orders the descriptor and SG writes before the doorbell. */
+	writel(q->sq_tail, q->fdev->regs + FRAC_DB_SQ_TAIL(q->id));
+}
+
+/* @job's doorbell has been written: its event, with the tail written. */
+static void frac_job_rung(struct frac_job *job)
 {
 	struct frac_queue *q = job->q;
 
-	spin_lock(&q->ring_lock);
+	trace_frac_job_doorbell(q->fdev->minor, q->id, job->ff->id, job->id, job->seqno,
+				job->ncmds, q->sq_tail);
+	frac_dbg(q->fdev, JOB, "q%u seqno %llu: %u cmds, tail %u%s\n", q->id, job->seqno,
+		 job->ncmds, q->sq_tail, job->direct ? " (direct)" : "");
+}
+
+/* Write @job to its ring and ring the doorbell: run_job. */
+static void frac_job_ring_locked(struct frac_job *job)
+{
+	frac_job_write_locked(job);
+	frac_queue_doorbell_locked(job->q);
+	frac_job_rung(job);
+}
+
+/* The job goes to drm_sched's run_job: its entity has one more to write. */
+static void frac_job_queued_locked(struct frac_job *job)
+{
+	struct frac_queue *q = job->q;
+
+	lockdep_assert_held(&q->ring_lock);
 	job->ff->queued[q->id][job->prio]++;
 	q->queued[job->prio]++;
 	job->queued = true;
-	spin_unlock(&q->ring_lock);
 }
 
 /*
@@ -304,7 +324,7 @@ void frac_job_unqueue(struct frac_job *job)
 
 /*
  * The direct-job watchdog. drm_sched never times a direct job
- * (frac_job_push()); its hardware fence, which its BOs' reservations and out
+ * (frac_submit_push()); its hardware fence, which its BOs' reservations and out
  * syncobj hold, must still signal if it hangs. As drm_sched's timeout, which
  * restarts at each job's end, it gives the job at the ring's head a job
  * timeout from when it started: its ring write, or the end of the job ahead
@@ -322,13 +342,37 @@ static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
 	queue_delayed_work(q->fdev->tdr_wq, &q->direct_tdr, msecs_to_jiffies(frac_job_timeout_ms));
 }
 
+/* Has a job of a priority above @prio been pushed to drm_sched and not yet written? */
+static bool frac_queue_higher_queued_locked(struct frac_queue *q, u32 prio)
+{
+	u32 p;
+
+	lockdep_assert_held(&q->ring_lock);
+	for (p = prio + 1; p < FRAC_NUM_PRIO; p++)
+		if (q->queued[p])
+			return true;
+	return false;
+}
+
+/* Has every fence @job depends on signalled? Outside ring_lock: it may signal them. */
+bool frac_job_deps_signaled(struct frac_job *job)
+{
+	struct dma_fence *fence;
+	unsigned long index;
+
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (!dma_fence_is_signaled(fence))
+			return false;
+	return true;
+}
+
 /*
  * Direct submission, from SUBMIT with the file's submit lock held and its
- * BOs' reservations locked, the job neither armed nor published:
- * when nothing stands in its way, write the job to the ring now rather than
+ * jobs' BOs' reservations locked, the jobs neither armed nor published:
+ * when nothing stands in a job's way, write it to the ring now rather than
  * in drm_sched's run_job work item, one wakeup and one hop later (ivpu and
  * qaic submit from the ioctl; nvme rings its doorbell in the submitting
- * syscall). The job is then never drm_sched's (frac_job_push()): its end is
+ * syscall). The job is then never drm_sched's (frac_submit_push()): its end is
  * its hardware fence's, which SUBMIT publishes (in its BOs' reservations and
  * its out syncobj); the direct-job watchdog times it out
  * (frac_queue_direct_timedout()), a recovery ends it as any job on the ring,
@@ -344,47 +388,48 @@ static void frac_queue_watch_direct_locked(struct frac_queue *q, u64 seqno)
  *    reset or removal: frac_queue_stop_submit(), drm_sched's pause_submit,
  *    which drm_sched_wqueue_ready() does not report) and the device is not
  *    wedged.
- * Returns true when the job went direct.
+ *
+ * SUBMIT hands over its jobs (one, or a SUBMIT_BATCH's), all of one entity,
+ * in order; bit i of @ready is set when job i's dependencies have signalled
+ * (frac_job_deps_signaled(), checked before: it may signal them). Each job
+ * goes direct (job->direct set) or is counted as waiting for run_job
+ * (frac_job_queued_locked()), after which its entity's later jobs wait too.
+ * One doorbell write announces all the direct ones.
  */
-/* Has a job of a priority above @prio been pushed to drm_sched and not yet written? */
-static bool frac_queue_higher_queued_locked(struct frac_queue *q, u32 prio)
+void frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
 {
-	u32 p;
-
-	lockdep_assert_held(&q->ring_lock);
-	for (p = prio + 1; p < FRAC_NUM_PRIO; p++)
-		if (q->queued[p])
-			return true;
-	return false;
-}
-
-bool frac_job_try_direct(struct frac_job *job)
-{
-	struct frac_queue *q = job->q;
+	struct frac_queue *q = jobs[0]->q;
 	struct frac_device *fdev = q->fdev;
-	struct dma_fence *fence;
-	unsigned long index;
-	bool direct = false;
-
-	if (!READ_ONCE(frac_direct_submit))
-		return false;
-	xa_for_each(&job->base.dependencies, index, fence)
-		if (!dma_fence_is_signaled(fence))
-			return false;
+	bool on = READ_ONCE(frac_direct_submit);
+	u32 i, ndirect = 0;
+	u64 last = 0;
 
 	spin_lock(&q->ring_lock);
-	if (!job->ff->queued[q->id][job->prio] && !frac_queue_higher_queued_locked(q, job->prio) &&
-	    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
-	    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
-		atomic_add(job->ncmds, &q->direct_credits);
-		job->direct = true;
-		frac_job_ring_locked(job);
-		frac_queue_watch_direct_locked(q, job->seqno);
-		atomic64_inc(&q->jobs_direct);
-		direct = true;
+	for (i = 0; i < count; i++) {
+		struct frac_job *job = jobs[i];
+
+		if (on && (ready & BIT_ULL(i)) && !job->ff->queued[q->id][job->prio] &&
+		    !frac_queue_higher_queued_locked(q, job->prio) &&
+		    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
+		    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
+			atomic_add(job->ncmds, &q->direct_credits);
+			job->direct = true;
+			frac_job_write_locked(job);
+			last = job->seqno;
+			ndirect++;
+		} else {
+			frac_job_queued_locked(job);
+		}
+	}
+	if (ndirect) {
+		frac_queue_doorbell_locked(q);
+		frac_queue_watch_direct_locked(q, last);
+		atomic64_add(ndirect, &q->jobs_direct);
+		for (i = 0; i < count; i++)
+			if (jobs[i]->direct)
+				frac_job_rung(jobs[i]);
 	}
 	spin_unlock(&q->ring_lock);
-	return direct;
 }
 
 /*

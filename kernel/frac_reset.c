@@ -146,7 +146,7 @@ static void frac_device_wedge(struct frac_device *fdev)
 	if (!fdev->wedged)
 		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
 	WRITE_ONCE(fdev->wedged, true);
-	/* A direct SUBMIT after the queues restart sees it (frac_job_try_direct()). */
+	/* A direct SUBMIT after the queues restart sees it (frac_jobs_try_direct()). */
 	for (i = 0; i < fdev->num_queues; i++) {
 		spin_lock(&fdev->queues[i].ring_lock);
 		spin_unlock(&fdev->queues[i].ring_lock);

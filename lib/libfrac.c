@@ -282,10 +282,10 @@ int frac_cmd_timestamp(struct frac_cmdlist *cl, const struct frac_bo *dst, uint6
 	return 0;
 }
 
-int frac_submit(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl,
-		const struct frac_submit_opts *opts, uint32_t *job_id)
+static void submit_args(struct drm_frac_submit *s, uint32_t queue, const struct frac_cmdlist *cl,
+			const struct frac_submit_opts *opts)
 {
-	struct drm_frac_submit s = {
+	*s = (struct drm_frac_submit) {
 		.cmds = (uintptr_t)cl->cmds,
 		.cmd_count = cl->count,
 		.cmd_size = sizeof(struct drm_frac_cmd),
@@ -295,7 +295,39 @@ int frac_submit(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist 
 		.in_syncobj = opts ? opts->in_syncobj : 0,
 		.out_syncobj = opts ? opts->out_syncobj : 0,
 	};
-	int ret = frac_ioctl(dev->fd, DRM_IOCTL_FRAC_SUBMIT, &s);
+}
+
+int frac_submit_batch(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *const *cls,
+		      uint32_t count, const struct frac_submit_opts *opts, uint32_t *job_ids)
+{
+	struct drm_frac_submit s[DRM_FRAC_MAX_BATCH];
+	struct drm_frac_submit_batch b = {
+		.jobs = (uintptr_t)s,
+		.count = count,
+		.job_size = sizeof(s[0]),
+	};
+	uint32_t i;
+	int ret;
+
+	if (!count || count > DRM_FRAC_MAX_BATCH)
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		submit_args(&s[i], queue, cls[i], opts);
+	ret = frac_ioctl(dev->fd, DRM_IOCTL_FRAC_SUBMIT_BATCH, &b);
+	if (!ret && job_ids)
+		for (i = 0; i < count; i++)
+			job_ids[i] = s[i].job_id;
+	return ret;
+}
+
+int frac_submit(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl,
+		const struct frac_submit_opts *opts, uint32_t *job_id)
+{
+	struct drm_frac_submit s;
+	int ret;
+
+	submit_args(&s, queue, cl, opts);
+	ret = frac_ioctl(dev->fd, DRM_IOCTL_FRAC_SUBMIT, &s);
 
 	if (!ret && job_id)
 		*job_id = s.job_id;

@@ -84,6 +84,15 @@ int frac_cmd_timestamp(struct frac_cmdlist *cl, const struct frac_bo *dst, uint6
 /* Submit @cl to @queue; @opts may be NULL. The job id goes to @job_id. */
 int frac_submit(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *cl,
 		const struct frac_submit_opts *opts, uint32_t *job_id);
+/*
+ * Submit @count command lists (1 .. DRM_FRAC_MAX_BATCH) to @queue in one
+ * DRM_IOCTL_FRAC_SUBMIT_BATCH, with the same @opts (may be NULL): one ioctl,
+ * and one doorbell write for the jobs that go to the ring at once. Their ids
+ * go to @job_ids[0 .. @count - 1]. All or nothing: on error no job was
+ * submitted and @job_ids is not written.
+ */
+int frac_submit_batch(struct frac_dev *dev, uint32_t queue, const struct frac_cmdlist *const *cls,
+		      uint32_t count, const struct frac_submit_opts *opts, uint32_t *job_ids);
 /* Wait up to @timeout_ns (negative: forever); -ETIME if it passes. */
 int frac_wait(struct frac_dev *dev, uint32_t job_id, int64_t timeout_ns,
 	      struct frac_job_result *res);

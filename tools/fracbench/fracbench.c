@@ -31,6 +31,7 @@ static struct env {
 	int op;			/* -1: the mode's default */
 	uint64_t size;		/* bytes per job; GEMM: dimension */
 	unsigned int qdepth;
+	unsigned int batch;	/* jobs per SUBMIT_BATCH; 1: SUBMIT */
 	unsigned int queues;
 	unsigned int threads;
 	uint64_t jobs;		/* per thread */
@@ -42,7 +43,7 @@ static struct env {
 	bool verify;
 	bool local;		/* SUBMIT_LOCAL_QUEUE instead of --queues */
 } env = {
-	.mode = MODE_LATENCY, .op = -1, .size = 0, .qdepth = 1, .queues = 0,
+	.mode = MODE_LATENCY, .op = -1, .size = 0, .qdepth = 1, .batch = 1, .queues = 0,
 	.threads = 1, .jobs = 1000, .warmup = 50, .device = -1,
 };
 
@@ -53,6 +54,7 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    fracbench                        # QD1 round trip of NOP jobs\n"
 "    fracbench -m throughput -d 32    # 32 jobs in flight over all queues\n"
+"    fracbench -m throughput -d 32 -b 8   # ... submitted 8 to an ioctl\n"
 "    fracbench -m bandwidth -s 64M    # 64 MiB copies, GB/s\n"
 "    fracbench -m latency -o copy -s 4k -j\n";
 
@@ -61,6 +63,9 @@ static const struct argp_option opts[] = {
 	{ "op", 'o', "OP", 0, "nop, copy, fill, crc32c, gemm, timestamp", 0 },
 	{ "size", 's', "BYTES", 0, "bytes per job (k, M, G suffixes); GEMM: dimension", 0 },
 	{ "qdepth", 'd', "N", 0, "jobs in flight per thread (1..1024)", 0 },
+	{ "batch", 'b', "N", 0,
+	  "submit N jobs (1..64, <= --qdepth) to one queue per ioctl (SUBMIT_BATCH; default 1: SUBMIT)",
+	  0 },
 	{ "queues", 'q', "N", 0, "hardware queues to use (default: all)", 0 },
 	{ "threads", 't', "N", 0, "submitting threads (1..64)", 0 },
 	{ "jobs", 'n', "N", 0, "jobs per thread (default 1000)", 0 },
@@ -130,6 +135,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_u64(arg, 1024, &v, false) || !v)
 			argp_failure(state, 2, 0, "invalid queue depth '%s'", arg);
 		env.qdepth = v;
+		break;
+	case 'b':
+		if (parse_u64(arg, DRM_FRAC_MAX_BATCH, &v, false) || !v)
+			argp_failure(state, 2, 0, "invalid batch '%s'", arg);
+		env.batch = v;
 		break;
 	case 'q':
 		if (parse_u64(arg, 16, &v, false) || !v)
@@ -298,36 +308,53 @@ static void *worker_main(void *arg)
 	uint64_t *sub_ns = calloc(env.qdepth, sizeof(*sub_ns));
 	uint64_t *seqs = calloc(env.qdepth, sizeof(*seqs));
 	uint64_t total = env.warmup + env.jobs, seq = 0, done = 0, head = 0, inflight = 0;
-	uint64_t deadline = 0;
-	struct frac_cmdlist cl;
+	uint64_t deadline = 0, t_sub;
+	struct frac_cmdlist *cls = calloc(env.batch, sizeof(*cls));
+	const struct frac_cmdlist *clp[DRM_FRAC_MAX_BATCH];
+	uint32_t batch_ids[DRM_FRAC_MAX_BATCH];
 
-	if (!ids || !sub_ns || !seqs) {
+	for (unsigned int k = 0; k < env.batch; k++)
+		clp[k] = cls ? &cls[k] : NULL;
+	if (!ids || !sub_ns || !seqs || !cls) {
 		w->ret = -ENOMEM;
 		goto out;
 	}
 	for (;;) {
 		bool measuring;
 
-		/* Fill the window. */
-		while (inflight < env.qdepth && !stop_flag &&
+		/* Fill the window: a batch at a time, each to one queue. */
+		while (inflight + env.batch <= env.qdepth && !stop_flag &&
 		       (env.seconds > 0 || seq < total)) {
-			uint32_t slot = (head + inflight) % env.qdepth;
-			uint32_t q = env.local ? FRAC_QUEUE_LOCAL : (w->id + seq) % env.queues;
-			int ret = build_job(w, seq, slot, &cl);
+			uint32_t n = env.seconds > 0 || total - seq >= env.batch ?
+				     env.batch : (uint32_t)(total - seq);
+			uint32_t q = env.local ? FRAC_QUEUE_LOCAL :
+				     (w->id + seq / env.batch) % env.queues;
+			uint32_t first = (head + inflight) % env.qdepth, k;
+			int ret = 0;
 
+			for (k = 0; k < n && !ret; k++)
+				ret = build_job(w, seq + k, (first + k) % env.qdepth, &cls[k]);
 			/*
 			 * The round trip starts before SUBMIT: the ioctl is part
 			 * of it, as the submission is part of fio's total latency.
 			 */
-			sub_ns[slot] = now_ns();
-			if (!ret)
-				ret = frac_submit(w->dev, q, &cl, NULL, &ids[slot]);
+			t_sub = now_ns();
+			if (!ret && env.batch == 1)
+				ret = frac_submit(w->dev, q, &cls[0], NULL, batch_ids);
+			else if (!ret)
+				ret = frac_submit_batch(w->dev, q, clp, n, NULL, batch_ids);
 			if (ret) {
 				w->ret = ret;
 				goto out;
 			}
-			seqs[slot] = seq++;
-			inflight++;
+			for (k = 0; k < n; k++) {
+				uint32_t slot = (first + k) % env.qdepth;
+
+				ids[slot] = batch_ids[k];
+				sub_ns[slot] = t_sub;
+				seqs[slot] = seq++;
+			}
+			inflight += n;
 		}
 		if (!inflight)
 			break;
@@ -370,6 +397,7 @@ out:
 	free(ids);
 	free(sub_ns);
 	free(seqs);
+	free(cls);
 	return NULL;
 }
 
@@ -446,6 +474,11 @@ int main(int argc, char **argv)
 		env.qdepth = 1;
 	else if (env.mode == MODE_BANDWIDTH && env.qdepth == 1)
 		env.qdepth = 2;
+	if (env.batch > env.qdepth) {
+		fprintf(stderr, "fracbench: --batch %u exceeds the queue depth %u\n", env.batch,
+			env.qdepth);
+		return 2;
+	}
 	if (env.mode == MODE_BANDWIDTH && env.jobs == 1000)
 		env.jobs = 20;
 	if (env.mode == MODE_BANDWIDTH && env.warmup == 50)
@@ -514,22 +547,25 @@ int main(int argc, char **argv)
 
 	if (env.json) {
 		printf("{\"mode\":\"%s\",\"op\":\"%s\",\"size\":%" PRIu64 ",\"qdepth\":%u,"
-		       "\"queues\":%u,\"local_queue\":%s,\"threads\":%u,\"devmem\":%s,"
+		       "\"batch\":%u,\"queues\":%u,\"local_queue\":%s,\"threads\":%u,\"devmem\":%s,"
 		       "\"jobs\":%" PRIu64
 		       ",\"errors\":%" PRIu64 ",\"seconds\":%.6f,\"jobs_per_sec\":%.1f,"
 		       "\"gbytes_per_sec\":%.4f,\"lat_ns\":{\"min\":%" PRIu64 ",\"avg\":%.0f,"
 		       "\"p50\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"p99_9\":%"
 		       PRIu64 ",\"max\":%" PRIu64 "}}\n",
 		       mode_names[env.mode], env.op < 0 ? "mixed" : frac_op_name(env.op), env.size,
-		       env.qdepth, env.queues, env.local ? "true" : "false", env.threads,
+		       env.qdepth, env.batch, env.queues, env.local ? "true" : "false", env.threads,
 		       env.devmem ? "true" : "false", jobs,
 		       errors, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0,
 		       n ? all[0] : 0, n ? sum / n : 0, pct(all, n, 50), pct(all, n, 90),
 		       pct(all, n, 99), pct(all, n, 99.9), n ? all[n - 1] : 0);
 	} else {
-		printf("fracbench %s: op %s, %" PRIu64 " bytes, qdepth %u x %u threads, %s%s\n",
+		printf("fracbench %s: op %s, %" PRIu64 " bytes, qdepth %u x %u threads, %s%s",
 		       mode_names[env.mode], env.op < 0 ? "mixed" : frac_op_name(env.op), env.size,
 		       env.qdepth, env.threads, qdesc, env.devmem ? ", device memory" : "");
+		if (env.batch > 1)
+			printf(", %u jobs per SUBMIT_BATCH", env.batch);
+		printf("\n");
 		printf("  jobs %" PRIu64 " in %.3f s: %.1f jobs/s, %.3f GB/s, %" PRIu64 " errors\n",
 		       jobs, secs, secs ? jobs / secs : 0, secs ? bytes / secs / 1e9 : 0, errors);
 		printf("  round trip us: min %.1f avg %.1f p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f\n",

@@ -75,6 +75,7 @@ extern "C" {
 #define DRM_FRAC_BO_INFO		0x02
 #define DRM_FRAC_SUBMIT			0x03
 #define DRM_FRAC_WAIT			0x04
+#define DRM_FRAC_SUBMIT_BATCH		0x05
 
 #define DRM_IOCTL_FRAC_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_GET_PARAM, struct drm_frac_get_param)
@@ -86,6 +87,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_SUBMIT, struct drm_frac_submit)
 #define DRM_IOCTL_FRAC_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_WAIT, struct drm_frac_wait)
+#define DRM_IOCTL_FRAC_SUBMIT_BATCH \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_FRAC_SUBMIT_BATCH, struct drm_frac_submit_batch)
 
 /* Parameters of DRM_IOCTL_FRAC_GET_PARAM */
 #define DRM_FRAC_PARAM_DEVICE_ID	0	/* PCI vendor << 16 | device */
@@ -307,6 +310,57 @@ struct drm_frac_submit {
 	__u32 out_syncobj;
 	/** @job_id: out, id for DRM_IOCTL_FRAC_WAIT */
 	__u32 job_id;
+};
+
+/* Jobs in one DRM_IOCTL_FRAC_SUBMIT_BATCH */
+#define DRM_FRAC_MAX_BATCH		64
+
+/**
+ * struct drm_frac_submit_batch - submit several jobs to one queue
+ *
+ * Submits the @count jobs of the array @jobs, each described as for
+ * DRM_IOCTL_FRAC_SUBMIT, in one call. Each job gets its own job id and
+ * fence, and is waited for, traced and ended as if SUBMIT had submitted it.
+ * The jobs that go to the ring at once (frac.ko's direct_submit: see
+ * frac(4)) are announced to the device with one doorbell write.
+ *
+ * Every job of a batch names the same @queue, @priority and @flags: a batch
+ * is for one queue, and its jobs run in the order of the array, one after
+ * another, as after consecutive SUBMITs. Each job's dependencies are taken
+ * before any job of the batch is submitted: a job follows the earlier jobs
+ * of its batch by its queue's order alone, and its @in_syncobj gives the
+ * fence the syncobj held when the batch was submitted, not one an earlier
+ * job of the same batch puts there. When several jobs name one
+ * @out_syncobj, it ends up with the last one's fence.
+ *
+ * All or nothing: on success every job was submitted and each one's @queue
+ * and @job_id are written in the array, as SUBMIT writes them; when the call
+ * fails, no job was submitted and nothing was written. One exception, as for
+ * any ioctl whose result cannot be copied back: when the array stops being
+ * writable during the call (another thread unmaps it), the call fails with
+ * -EFAULT after the jobs were submitted.
+ *
+ * Errors: any of SUBMIT's, for any job of the batch; -EINVAL (@count 0 or
+ * over DRM_FRAC_MAX_BATCH, @job_size not 40, @flags or @pad not zero, two
+ * jobs whose @queue, @priority or @flags differ), -EBUSY (the batch's job
+ * ids would take the file over DRM_FRAC_MAX_UNWAITED), -EFAULT (@jobs not
+ * readable, or not writable).
+ */
+struct drm_frac_submit_batch {
+	/** @jobs: in, user pointer to @count struct drm_frac_submit; out, see above */
+	__u64 jobs;
+	/** @count: in, 1 .. DRM_FRAC_MAX_BATCH */
+	__u32 count;
+	/**
+	 * @job_size: in, sizeof(struct drm_frac_submit): 40 in this version.
+	 * The stride of @jobs; a later version that grows the structure will
+	 * also accept this size.
+	 */
+	__u32 job_size;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @pad: must be zero */
+	__u32 pad;
 };
 
 /**
