@@ -94,8 +94,9 @@ struct frac_queue {
 	/*
 	 * Protects the submission side: sq_tail, seqno, the descriptors and SG
 	 * areas, the SQ doorbell, the frac_file's queued[] counts of this queue
-	 * and the direct-job watchdog's seqno. Taken by run_job and
-	 * by a direct SUBMIT (frac_job_ring_locked()), and by the watchdog;
+	 * and the direct-job watchdog's seqno. Taken by run_job
+	 * (frac_job_ring_locked()), by SUBMIT for its jobs' ring writes and
+	 * doorbell (frac_jobs_try_direct()), and by the watchdog;
 	 * frac_queue_stop_submit() uses it to wait out a direct SUBMIT.
 	 */
 	spinlock_t ring_lock;

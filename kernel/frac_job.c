@@ -629,6 +629,9 @@ static noinline int frac_job_reserve_id(struct frac_file *ff, struct frac_job *j
 		if (ret >= 0) {
 			ff->jobs_unwaited++;
 			ret = 0;
+		} else {
+			/* __xa_alloc() may have written it: no id is reserved. */
+			job->id = 0;
 		}
 	}
 	xa_unlock(&ff->jobs);
@@ -695,7 +698,7 @@ static void frac_job_stamp_submit(struct frac_job *job)
 }
 
 /*
- * A direct job (frac_job_try_direct()) is the device's from SUBMIT on and
+ * A direct job (frac_jobs_try_direct()) is the device's from SUBMIT on and
  * never drm_sched's: it is not armed nor pushed, and its end is its hardware
  * fence's. The direct-job watchdog times it (armed with the ring write,
  * frac_queue_direct_timedout()); its fence's callback ends it. A job that
@@ -722,7 +725,7 @@ static void frac_submit_push(struct frac_submit *s)
 {
 	struct frac_file *ff = s->ff;
 	u64 ready = 0;
-	u32 i;
+	u32 i, ndirect;
 
 	for (i = 0; i < s->count; i++)
 		if (frac_job_deps_signaled(s->jobs[i]))
@@ -751,12 +754,12 @@ static void frac_submit_push(struct frac_submit *s)
 	 * their BOs still locked, so that no job that must wait for one of them
 	 * finds them before its fence is on them.
 	 */
-	frac_jobs_try_direct(s->jobs, s->count, ready);
+	ndirect = frac_jobs_try_direct(s->jobs, s->count, ready);
 	for (i = 0; i < s->count; i++) {
 		struct frac_job *job = s->jobs[i];
 		struct dma_fence *end;
 
-		if (!job->direct) {
+		if (i >= ndirect) {
 			drm_sched_job_arm(&job->base);
 			job->finished = dma_fence_get(&job->base.s_fence->finished);
 		}
@@ -769,14 +772,17 @@ static void frac_submit_push(struct frac_submit *s)
 			frac_job_publish_id(ff, job);
 	}
 	drm_gem_unlock_reservations(s->bos, s->nbos, &s->ctx);
-	/* The scheduler, or the direct end, takes over the creation reference. */
-	for (i = 0; i < s->count; i++)
-		if (!s->jobs[i]->direct)
-			drm_sched_entity_push_job(&s->jobs[i]->base);
+	/*
+	 * The scheduler, or the direct end, takes over the creation reference.
+	 * A pushed job may end and be freed at once (KASAN saw a read of a job
+	 * after its push as a use-after-free): the direct jobs are the first
+	 * @ndirect, and no pushed job is looked at again.
+	 */
+	for (i = ndirect; i < s->count; i++)
+		drm_sched_entity_push_job(&s->jobs[i]->base);
 	mutex_unlock(&ff->submit_lock);
-	for (i = 0; i < s->count; i++)
-		if (s->jobs[i]->direct)
-			frac_job_direct_watch(s->jobs[i]);
+	for (i = 0; i < ndirect; i++)
+		frac_job_direct_watch(s->jobs[i]);
 }
 
 /* Check one job's arguments; a batch's must also all name one queue, priority and flags. */
@@ -792,7 +798,12 @@ static int frac_submit_check(struct frac_device *fdev, const struct drm_frac_sub
 	if (args->queue != first->queue || args->priority != first->priority ||
 	    args->flags != first->flags)
 		return -EINVAL;
-	/* As amdgpu and xe: the high priority is not for everyone. */
+	return 0;
+}
+
+/* As amdgpu and xe: the high priority is not for everyone. Once per call. */
+static int frac_submit_check_priority(const struct drm_frac_submit *args)
+{
 	if (args->priority == DRM_FRAC_PRIO_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
 	return 0;
@@ -935,6 +946,8 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	int ret;
 
 	ret = frac_submit_check(to_frac_device(dev), args, args);
+	if (!ret)
+		ret = frac_submit_check_priority(args);
 	if (ret)
 		return ret;
 	return frac_submit_jobs(dev, &s);
@@ -976,9 +989,12 @@ int frac_submit_batch_ioctl(struct drm_device *dev, void *data, struct drm_file 
 		if (ret)
 			goto out;
 	}
+	ret = frac_submit_check_priority(&s.args[0]);
+	if (ret)
+		goto out;
 	/*
 	 * The array must take the results before anything is submitted: write
-	 * it back as it is, which changes nothing when it can be written.
+	 * it back as it was read (see the uAPI), before any job is prepared.
 	 */
 	if (copy_to_user(ujobs, s.args, size)) {
 		ret = -EFAULT;

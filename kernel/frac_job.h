@@ -106,7 +106,7 @@ void frac_job_free(struct drm_sched_job *sched_job);
 
 /* frac_queue.c: submission */
 bool frac_job_deps_signaled(struct frac_job *job);
-void frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready);
+u32 frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready);
 void frac_job_unqueue(struct frac_job *job);
 void frac_queue_stop_submit(struct frac_queue *q);
 

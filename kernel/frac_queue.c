@@ -329,7 +329,7 @@ void frac_job_unqueue(struct frac_job *job)
  * restarts at each job's end, it gives the job at the ring's head a job
  * timeout from when it started: its ring write, or the end of the job ahead
  * of it, whichever came last (frac_queue_direct_timedout()). A direct SUBMIT,
- * under ring_lock with the job on the ring, records its seqno, and queues
+ * under ring_lock with its jobs on the ring, records the last one's seqno, and queues
  * the watchdog if it is not already queued (most SUBMITs: no timer is
  * touched); the watchdog queues itself again while a direct job is on the
  * ring.
@@ -393,10 +393,11 @@ bool frac_job_deps_signaled(struct frac_job *job)
  * in order; bit i of @ready is set when job i's dependencies have signalled
  * (frac_job_deps_signaled(), checked before: it may signal them). Each job
  * goes direct (job->direct set) or is counted as waiting for run_job
- * (frac_job_queued_locked()), after which its entity's later jobs wait too.
- * One doorbell write announces all the direct ones.
+ * (frac_job_queued_locked()), after which its entity's later jobs wait too:
+ * the direct jobs are the first ones. One doorbell write announces them all.
+ * Returns how many went direct.
  */
-void frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
+u32 frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
 {
 	struct frac_queue *q = jobs[0]->q;
 	struct frac_device *fdev = q->fdev;
@@ -425,11 +426,11 @@ void frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
 		frac_queue_doorbell_locked(q);
 		frac_queue_watch_direct_locked(q, last);
 		atomic64_add(ndirect, &q->jobs_direct);
-		for (i = 0; i < count; i++)
-			if (jobs[i]->direct)
-				frac_job_rung(jobs[i]);
+		for (i = 0; i < ndirect; i++)
+			frac_job_rung(jobs[i]);
 	}
 	spin_unlock(&q->ring_lock);
+	return ndirect;
 }
 
 /*

@@ -11,7 +11,7 @@
 #   -e EVENT   sampling event (default cycles; perf falls back to cpu-clock
 #              where there is no PMU, as under TCG)
 #   -F FREQ    sampling frequency in Hz (default 4000)
-#   -s SYMS    functions to annotate, comma list (default frac_submit_ioctl,
+#   -s SYMS    functions to annotate, comma list (default frac_submit_jobs,
 #              frac_job_run,frac_queue_process_cq,frac_queue_irq,frac_job_complete)
 #   -k KO      frac.ko of the loaded module (default <repo>/kernel/frac.ko)
 #   -h         this help
@@ -58,7 +58,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 OUT=./frac-hotpaths JOBS=300 QUEUES=0 OPS=nop,copy DEPTH=1 FREQ=4000 EVENT=cycles
-SYMS=frac_submit_ioctl,frac_job_run,frac_queue_process_cq,frac_queue_irq,frac_job_complete
+SYMS=frac_submit_jobs,frac_job_run,frac_queue_process_cq,frac_queue_irq,frac_job_complete
 KO=$REPO/kernel/frac.ko
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }

@@ -60,9 +60,10 @@ extern "C" {
  *
  * Errors every ioctl can return: -EFAULT (the argument is not readable or
  * writable), -ENODEV (the device was removed), -ENOMEM. An ioctl that fails
- * changes nothing: no output field of the argument is written. The ioctls
- * that can sleep for long (SUBMIT, WAIT) may also be interrupted by a signal
- * (-EINTR, or restarted under SA_RESTART).
+ * changes nothing: no output field of the argument is written (SUBMIT_BATCH
+ * has one exception, said there). The ioctls that can sleep for long
+ * (SUBMIT, SUBMIT_BATCH, WAIT) may also be interrupted by a signal (-EINTR,
+ * or restarted under SA_RESTART).
  *
  * Every structure is a multiple of 8 bytes with explicit padding. Reserved and
  * padding fields must be zero and unknown flags are rejected with -EINVAL, so
@@ -262,8 +263,9 @@ struct drm_frac_cmd {
 /*
  * Job ids a file may hold at once: a job's id is held from SUBMIT until a
  * WAIT sees the job ended (or the file closes). SUBMIT fails with -EBUSY
- * while a file holds this many; WAIT for some of its jobs first, or submit
- * with DRM_FRAC_SUBMIT_NO_JOB_ID.
+ * while a file holds this many, SUBMIT_BATCH when its jobs' ids would take
+ * the file past it; WAIT for some of its jobs first, or submit with
+ * DRM_FRAC_SUBMIT_NO_JOB_ID.
  */
 #define DRM_FRAC_MAX_UNWAITED		4096
 
@@ -330,15 +332,21 @@ struct drm_frac_submit {
  * before any job of the batch is submitted: a job follows the earlier jobs
  * of its batch by its queue's order alone, and its @in_syncobj gives the
  * fence the syncobj held when the batch was submitted, not one an earlier
- * job of the same batch puts there. When several jobs name one
- * @out_syncobj, it ends up with the last one's fence.
+ * job of the same batch puts there: a job whose @in_syncobj is the
+ * @out_syncobj of an earlier job of the batch, and held no fence before it,
+ * fails the batch with -EINVAL. When several jobs name one @out_syncobj, it
+ * ends up with the last one's fence.
  *
  * All or nothing: on success every job was submitted and each one's @queue
  * and @job_id are written in the array, as SUBMIT writes them; when the call
- * fails, no job was submitted and nothing was written. One exception, as for
- * any ioctl whose result cannot be copied back: when the array stops being
- * writable during the call (another thread unmaps it), the call fails with
- * -EFAULT after the jobs were submitted.
+ * fails, no job was submitted and no value in the array changed. Before it
+ * prepares any job, the call writes the array back as it read it, so that
+ * an array that cannot take the results is refused (-EFAULT) before
+ * anything is submitted. One exception remains, as for any ioctl whose
+ * result cannot be copied back: when the array stops being writable during
+ * the call (another thread unmaps it), the call fails with -EFAULT after
+ * the jobs were submitted; their ids, never learnt, stay held (towards
+ * DRM_FRAC_MAX_UNWAITED) until the file is closed.
  *
  * Errors: any of SUBMIT's, for any job of the batch; -EINVAL (@count 0 or
  * over DRM_FRAC_MAX_BATCH, @job_size not 40, @flags or @pad not zero, two
