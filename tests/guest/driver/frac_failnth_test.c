@@ -273,6 +273,7 @@ struct ctx {
 	struct drm_prime_handle prime;
 	struct drm_frac_cmd cmds[4];
 	struct drm_frac_submit submit;
+	struct drm_frac_submit batch[2];
 	struct drm_frac_wait wait;
 	struct frac_bo src, dst, dev_bo;
 	uint32_t syncobj_in, syncobj_out;
@@ -526,6 +527,55 @@ static void submit_teardown(struct frac_dev *dev, void *p)
 		frac_bo_destroy(dev, &c->dev_bo);
 }
 
+/*
+ * SUBMIT_BATCH: SUBMIT's job twice in one batch, so that its BOs are locked
+ * once for both jobs, with room for two fences each.
+ */
+static int batch_run(struct frac_dev *dev, void *p)
+{
+	struct ctx *c = p;
+	struct drm_frac_submit_batch b = {
+		.jobs = (uintptr_t)c->batch,
+		.count = 2,
+		.job_size = sizeof(c->batch[0]),
+	};
+
+	c->batch[0] = c->submit;
+	c->batch[0].job_id = FRAC_POISON32;
+	c->batch[1] = c->batch[0];
+	return frac_t_ioctl(dev->fd, DRM_IOCTL_FRAC_SUBMIT_BATCH, &b);
+}
+
+static void batch_undo(struct frac_dev *dev, void *p)
+{
+	struct ctx *c = p;
+	struct frac_job_result res;
+	int i;
+
+	/* A batch that absorbed a failure must have made two jobs that work. */
+	for (i = 0; i < 2; i++)
+		if (frac_wait(dev, c->batch[i].job_id, FRAC_NSEC * 10, &res) || res.status)
+			undo_err = -EILSEQ;
+	if (memcmp(c->src.map, c->dst.map, c->src.size))
+		undo_err = -EILSEQ;
+	memset(c->dst.map, 0, c->dst.size);
+	frac_t_syncobj_destroy(dev->fd, c->syncobj_out);
+	frac_t_syncobj_create(dev->fd, &c->syncobj_out);
+	c->submit.out_syncobj = c->syncobj_out;
+}
+
+static int batch_check(struct frac_dev *dev, void *p)
+{
+	struct ctx *c = p;
+
+	/* A failed batch writes no id back and puts no fence in the out-syncobj. */
+	if (c->batch[0].job_id != FRAC_POISON32 || c->batch[1].job_id != FRAC_POISON32)
+		return -EINVAL;
+	if (frac_t_syncobj_wait(dev->fd, c->syncobj_out, 0) != -EINVAL)
+		return -EEXIST;
+	return 0;
+}
+
 /* WAIT on a job that has ended: a failed WAIT leaves the job to wait for. */
 static int wait_setup(struct frac_dev *dev, void *p)
 {
@@ -665,6 +715,15 @@ TEST_F_TIMEOUT(failnth, submit, 300)
 {
 	static const struct nth_op op = {
 		"SUBMIT", submit_setup, submit_run, submit_undo, submit_check, submit_teardown
+	};
+
+	nth_loop(_metadata, &self->dev, &op, &self->ctx);
+}
+
+TEST_F_TIMEOUT(failnth, submit_batch, 300)
+{
+	static const struct nth_op op = {
+		"SUBMIT_BATCH", submit_setup, batch_run, batch_undo, batch_check, submit_teardown
 	};
 
 	nth_loop(_metadata, &self->dev, &op, &self->ctx);

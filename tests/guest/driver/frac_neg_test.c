@@ -266,6 +266,7 @@ struct submit_ctx {
 FIXTURE(submit) {
 	struct frac_dev dev;
 	struct frac_bo a, b, x;
+	struct frac_bo y;		/* the destination of in_batch's valid jobs */
 	struct submit_ctx ctx;
 };
 
@@ -285,8 +286,10 @@ FIXTURE_SETUP(submit)
 	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, DRM_FRAC_BO_TO_DEVICE, &self->a));
 	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, DRM_FRAC_BO_FROM_DEVICE, &self->b));
 	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->x));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &self->y));
 	frac_fill_random(self->a.map, BO_SIZE, 5);
 	memset(self->b.map, FRAC_POISON, BO_SIZE);
+	memset(self->y.map, FRAC_POISON, BO_SIZE);
 
 	memset(c, 0, sizeof(*c));
 	c->a = self->a.handle;
@@ -316,6 +319,7 @@ FIXTURE_TEARDOWN(submit)
 	frac_bo_destroy(&self->dev, &self->a);
 	frac_bo_destroy(&self->dev, &self->b);
 	frac_bo_destroy(&self->dev, &self->x);
+	frac_bo_destroy(&self->dev, &self->y);
 	frac_close(&self->dev);
 }
 
@@ -356,6 +360,90 @@ TEST_F(submit, run)
 			EXPECT_EQ(0, memcmp((char *)self->b.map + c->cmds[i].dst_offset,
 					    (char *)self->a.map + c->cmds[i].src_offset,
 					    c->cmds[i].len));
+}
+
+/*
+ * Each case again, as the middle job of a SUBMIT_BATCH of three whose first
+ * and last jobs are valid copies (a -> y, with the case's queue, priority and
+ * flags; the last one into an out syncobj of its own). A batch is all or
+ * nothing: a refused case refuses the batch with the same errno, writes
+ * nothing back, and neither valid job runs or is left behind; an accepted
+ * one runs all three, in order on one queue.
+ */
+TEST_F(submit, in_batch)
+{
+	struct submit_ctx *c = &self->ctx;
+	struct drm_frac_submit jobs[3], before[3];
+	struct drm_frac_submit_batch b = { 0 };
+	struct drm_frac_cmd side[2];
+	struct drm_frac_wait w;
+	uint32_t so, i;
+	int ret;
+
+	if (variant->mutate)
+		variant->mutate(c);
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so));
+	for (i = 0; i < 3; i += 2) {
+		struct drm_frac_cmd *sc = &side[i / 2];
+
+		memset(sc, 0, sizeof(*sc));
+		sc->op = DRM_FRAC_OP_COPY;
+		sc->src_handle = c->a;
+		sc->dst_handle = self->y.handle;
+		sc->src_offset = sc->dst_offset = i * 4096;
+		sc->len = 4096;
+		jobs[i] = c->s;
+		jobs[i].cmds = (uintptr_t)sc;
+		jobs[i].cmd_count = 1;
+		jobs[i].cmd_size = sizeof(*sc);
+		jobs[i].in_syncobj = 0;
+		jobs[i].out_syncobj = i ? so : 0;
+	}
+	jobs[1] = c->s;
+	memcpy(before, jobs, sizeof(jobs));
+	b.jobs = (uintptr_t)jobs;
+	b.count = 3;
+	b.job_size = sizeof(jobs[0]);
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT_BATCH, &b);
+	ASSERT_EQ(variant->err, ret) TH_LOG("SUBMIT_BATCH returned %d (%s), want %d", ret,
+					    strerror(-ret), variant->err);
+	if (variant->err) {
+		EXPECT_EQ(0, memcmp(before, jobs, sizeof(jobs)))
+			TH_LOG("a refused batch wrote its array");
+		EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, 1, 0, &w))
+			TH_LOG("a refused batch left a job behind");
+		EXPECT_EQ(-EINVAL, frac_t_syncobj_wait(self->dev.fd, so, 0))
+			TH_LOG("a refused batch put a fence in its last job's syncobj");
+		EXPECT_EQ(-EINVAL, frac_t_syncobj_wait(self->dev.fd, c->so, 0));
+		usleep(1000);
+		EXPECT_EQ(-1, frac_check_byte(self->y.map, 3 * 4096, FRAC_POISON))
+			TH_LOG("a refused batch ran a valid job");
+		EXPECT_EQ(-1, frac_check_byte(self->b.map, BO_SIZE, FRAC_POISON));
+		goto out;
+	}
+	/* The last job's fence: the queue runs the three in order. */
+	ASSERT_EQ(0, frac_t_syncobj_wait(self->dev.fd, so, 30 * FRAC_NSEC));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(jobs[0].queue, jobs[i].queue);
+		if (c->s.flags & DRM_FRAC_SUBMIT_NO_JOB_ID) {
+			EXPECT_EQ(0u, jobs[i].job_id);
+			continue;
+		}
+		ASSERT_NE(FRAC_POISON32, jobs[i].job_id);
+		EXPECT_NE(jobs[i].job_id, jobs[(i + 1) % 3].job_id);
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, jobs[i].job_id, 30 * FRAC_NSEC, &w));
+		EXPECT_EQ(0, w.status) TH_LOG("job %u of the batch", i);
+	}
+	EXPECT_EQ(0, memcmp(self->y.map, self->a.map, 4096));
+	EXPECT_EQ(0, memcmp((char *)self->y.map + 8192, (char *)self->a.map + 8192, 4096));
+	for (i = 0; i < c->s.cmd_count && i < DRM_FRAC_MAX_CMDS; i++)
+		if (c->cmds[i].op == DRM_FRAC_OP_COPY && c->cmds[i].src_handle == c->a &&
+		    c->cmds[i].dst_handle == c->b)
+			EXPECT_EQ(0, memcmp((char *)self->b.map + c->cmds[i].dst_offset,
+					    (char *)self->a.map + c->cmds[i].src_offset,
+					    c->cmds[i].len));
+out:
+	frac_t_syncobj_destroy(self->dev.fd, so);
 }
 
 /* One variant: a name, what it changes in the valid job, and the errno it must get. */
@@ -622,5 +710,216 @@ SUBMIT_CASE(gemm_c_one_past_end, -EINVAL, {
 	c->c->dst_offset = 4;
 });
 SUBMIT_CASE(gemm_fp32_a_too_big, -EINVAL, set_gemm(c, 256, 64, 256, DRM_FRAC_GEMM_FP32));
+
+/* ---- SUBMIT_BATCH ------------------------------------------------------- */
+
+/*
+ * The batch's own arguments. The valid batch: DRM_FRAC_MAX_BATCH copies of
+ * 4 KiB on queue 0, job i from a at (i % 16) * 4 KiB to y at i * 4 KiB. Its
+ * array lies in a mapping of its own, followed by a page without access, so
+ * that a case can make it unreadable at its end or read-only.
+ */
+#define BATCH_Y_SIZE	(DRM_FRAC_MAX_BATCH * 4096ull)
+
+struct batch_ctx {
+	struct drm_frac_submit_batch b;
+	struct drm_frac_submit *jobs;	/* in @map */
+	struct drm_frac_cmd cmds[DRM_FRAC_MAX_BATCH];
+	uint8_t *map;			/* 2 pages read-write, 1 without access */
+	long page;
+	uint32_t nq;
+};
+
+FIXTURE(batch) {
+	struct frac_dev dev;
+	struct frac_bo a, y;
+	struct batch_ctx ctx;
+};
+
+FIXTURE_VARIANT(batch) {
+	void (*mutate)(struct batch_ctx *c);
+	int err;
+};
+
+FIXTURE_SETUP(batch)
+{
+	struct batch_ctx *c = &self->ctx;
+	uint32_t i;
+
+	self->dev.fd = -1;
+	FRAC_OPEN_OR_SKIP(&self->dev);
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, DRM_FRAC_BO_TO_DEVICE, &self->a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BATCH_Y_SIZE, 0, &self->y));
+	frac_fill_random(self->a.map, BO_SIZE, 7);
+	memset(self->y.map, FRAC_POISON, BATCH_Y_SIZE);
+
+	memset(c, 0, sizeof(*c));
+	c->nq = self->dev.num_queues;
+	c->page = sysconf(_SC_PAGESIZE);
+	c->map = mmap(NULL, 3 * c->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	ASSERT_NE(MAP_FAILED, c->map);
+	ASSERT_EQ(0, mprotect(c->map + 2 * c->page, c->page, PROT_NONE));
+	ASSERT_LE(DRM_FRAC_MAX_BATCH * sizeof(*c->jobs), (size_t)c->page);
+	c->jobs = (struct drm_frac_submit *)c->map;
+	for (i = 0; i < DRM_FRAC_MAX_BATCH; i++) {
+		c->cmds[i].op = DRM_FRAC_OP_COPY;
+		c->cmds[i].src_handle = self->a.handle;
+		c->cmds[i].src_offset = (i % 16) * 4096ull;
+		c->cmds[i].dst_handle = self->y.handle;
+		c->cmds[i].dst_offset = i * 4096ull;
+		c->cmds[i].len = 4096;
+		c->jobs[i] = (struct drm_frac_submit) {
+			.cmds = (uintptr_t)&c->cmds[i],
+			.cmd_count = 1,
+			.cmd_size = sizeof(c->cmds[i]),
+			.priority = DRM_FRAC_PRIO_NORMAL,
+			.job_id = FRAC_POISON32,
+		};
+	}
+	c->b.jobs = (uintptr_t)c->jobs;
+	c->b.count = DRM_FRAC_MAX_BATCH;
+	c->b.job_size = sizeof(struct drm_frac_submit);
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	if (self->dev.fd < 0)
+		return;
+	munmap(self->ctx.map, 3 * self->ctx.page);
+	frac_bo_destroy(&self->dev, &self->a);
+	frac_bo_destroy(&self->dev, &self->y);
+	frac_close(&self->dev);
+}
+
+TEST_F(batch, run)
+{
+	struct batch_ctx *c = &self->ctx;
+	struct drm_frac_submit before[DRM_FRAC_MAX_BATCH];
+	struct drm_frac_submit_batch hdr;
+	struct drm_frac_submit *jobs;
+	struct drm_frac_wait w;
+	uint32_t i, n;
+	int ret;
+
+	if (variant->mutate)
+		variant->mutate(c);
+	jobs = (struct drm_frac_submit *)(uintptr_t)c->b.jobs;
+	n = c->b.count <= DRM_FRAC_MAX_BATCH ? c->b.count : DRM_FRAC_MAX_BATCH;
+	memcpy(before, c->jobs, sizeof(before));
+	hdr = c->b;
+	ret = frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT_BATCH, &c->b);
+	ASSERT_EQ(variant->err, ret) TH_LOG("SUBMIT_BATCH returned %d (%s), want %d", ret,
+					    strerror(-ret), variant->err);
+	EXPECT_EQ(0, memcmp(&hdr, &c->b, sizeof(hdr))) TH_LOG("the header is input only");
+	if (variant->err) {
+		EXPECT_EQ(0, memcmp(before, c->jobs, sizeof(before)))
+			TH_LOG("a refused batch wrote its array");
+		EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, 1, 0, &w))
+			TH_LOG("a refused batch left a job behind");
+		usleep(1000);
+		EXPECT_EQ(-1, frac_check_byte(self->y.map, BATCH_Y_SIZE, FRAC_POISON))
+			TH_LOG("a job of a refused batch ran");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(jobs[0].queue, jobs[i].queue);
+		if (jobs[i].flags & DRM_FRAC_SUBMIT_NO_JOB_ID) {
+			EXPECT_EQ(0u, jobs[i].job_id);
+			continue;
+		}
+		ASSERT_NE(FRAC_POISON32, jobs[i].job_id);
+		if (i)
+			EXPECT_NE(jobs[i - 1].job_id, jobs[i].job_id);
+	}
+	/* Each job ends through its own id, and did its own copy. */
+	for (i = 0; i < n; i++) {
+		if (!(jobs[i].flags & DRM_FRAC_SUBMIT_NO_JOB_ID)) {
+			ASSERT_EQ(0, frac_t_wait(self->dev.fd, jobs[i].job_id, 30 * FRAC_NSEC, &w));
+			EXPECT_EQ(0, w.status) TH_LOG("job %u", i);
+		}
+	}
+	if (jobs[n - 1].flags & DRM_FRAC_SUBMIT_NO_JOB_ID) {
+		/* Without ids: a NOP behind them on their queue ends after them. */
+		struct drm_frac_cmd nop = { .op = DRM_FRAC_OP_NOP };
+		uint32_t id;
+
+		ASSERT_EQ(0, frac_t_submit(self->dev.fd, &nop, 1, jobs[0].queue, 0, 0, &id));
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
+	}
+	for (i = 0; i < n; i++) {
+		const struct drm_frac_cmd *cmd = (const void *)(uintptr_t)jobs[i].cmds;
+
+		EXPECT_EQ(0, memcmp((char *)self->y.map + cmd->dst_offset,
+				    (char *)self->a.map + cmd->src_offset, 4096)) TH_LOG("job %u", i);
+	}
+}
+
+#define BATCH_CASE(name, errno_, body)						\
+	static void mutate_b_##name(struct batch_ctx *c) { body; }		\
+	FIXTURE_VARIANT_ADD(batch, name) { .mutate = mutate_b_##name, .err = errno_ }
+
+FIXTURE_VARIANT_ADD(batch, valid_max) { .mutate = NULL, .err = 0 };
+BATCH_CASE(valid_one, 0, c->b.count = 1);
+BATCH_CASE(valid_two, 0, c->b.count = 2);
+BATCH_CASE(valid_last_queue, 0, {
+	for (uint32_t i = 0; i < DRM_FRAC_MAX_BATCH; i++)
+		c->jobs[i].queue = c->nq - 1;
+});
+BATCH_CASE(valid_local_queue, 0, {
+	for (uint32_t i = 0; i < DRM_FRAC_MAX_BATCH; i++)
+		c->jobs[i].flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE;
+});
+BATCH_CASE(valid_prio_high, 0, {
+	for (uint32_t i = 0; i < DRM_FRAC_MAX_BATCH; i++)
+		c->jobs[i].priority = DRM_FRAC_PRIO_HIGH;
+});
+BATCH_CASE(valid_no_job_id, 0, {
+	for (uint32_t i = 0; i < DRM_FRAC_MAX_BATCH; i++)
+		c->jobs[i].flags = DRM_FRAC_SUBMIT_NO_JOB_ID;
+});
+/* A job naming the BO an earlier job of its batch writes: in order, no deadlock. */
+BATCH_CASE(valid_two_jobs_one_bo, 0, {
+	c->b.count = 2;
+	c->cmds[1] = c->cmds[0];
+});
+/* The array's last byte just before the page without access. */
+BATCH_CASE(valid_array_at_page_end, 0, {
+	uint8_t *end = c->map + 2 * c->page;
+
+	c->b.count = 3;
+	memmove(end - 3 * sizeof(*c->jobs), c->jobs, 3 * sizeof(*c->jobs));
+	c->b.jobs = (uintptr_t)(end - 3 * sizeof(*c->jobs));
+});
+BATCH_CASE(count_0, -EINVAL, c->b.count = 0);
+BATCH_CASE(count_max_plus_1, -EINVAL, c->b.count = DRM_FRAC_MAX_BATCH + 1);
+BATCH_CASE(count_u32_max, -EINVAL, c->b.count = ~0u);
+BATCH_CASE(job_size_0, -EINVAL, c->b.job_size = 0);
+BATCH_CASE(job_size_minus_1, -EINVAL, c->b.job_size = sizeof(struct drm_frac_submit) - 1);
+BATCH_CASE(job_size_plus_1, -EINVAL, c->b.job_size = sizeof(struct drm_frac_submit) + 1);
+BATCH_CASE(job_size_plus_8, -EINVAL, c->b.job_size = sizeof(struct drm_frac_submit) + 8);
+BATCH_CASE(flags_bit0, -EINVAL, c->b.flags = 1);
+BATCH_CASE(flags_bit31, -EINVAL, c->b.flags = 1u << 31);
+BATCH_CASE(pad, -EINVAL, c->b.pad = 1);
+/* One queue, priority and flags per batch */
+BATCH_CASE(queue_differs, -EINVAL, c->jobs[DRM_FRAC_MAX_BATCH - 1].queue = c->nq > 1 ? 1 : c->nq);
+BATCH_CASE(priority_differs, -EINVAL, c->jobs[7].priority = DRM_FRAC_PRIO_LOW);
+BATCH_CASE(flags_differ, -EINVAL, c->jobs[1].flags = DRM_FRAC_SUBMIT_NO_JOB_ID);
+/* A SUBMIT error in the last job refuses the whole batch */
+BATCH_CASE(last_job_unknown_handle, -ENOENT, c->cmds[DRM_FRAC_MAX_BATCH - 1].dst_handle = 999999);
+BATCH_CASE(last_job_range, -EINVAL, c->cmds[DRM_FRAC_MAX_BATCH - 1].dst_offset = BATCH_Y_SIZE);
+BATCH_CASE(last_job_cmds_unreadable, -EFAULT, c->jobs[DRM_FRAC_MAX_BATCH - 1].cmds = 8);
+BATCH_CASE(first_job_cmd_count_0, -EINVAL, c->jobs[0].cmd_count = 0);
+/* The array itself */
+BATCH_CASE(jobs_null, -EFAULT, c->b.jobs = 0);
+BATCH_CASE(jobs_cross_into_no_access, -EFAULT, {
+	uint8_t *end = c->map + 2 * c->page;
+
+	c->b.count = 3;
+	memmove(end - 2 * sizeof(*c->jobs), c->jobs, 2 * sizeof(*c->jobs));
+	c->b.jobs = (uintptr_t)(end - 2 * sizeof(*c->jobs));
+});
+/* Readable, but where the results cannot go: refused before any job is submitted. */
+BATCH_CASE(jobs_read_only, -EFAULT, mprotect(c->map, 2 * c->page, PROT_READ));
 
 TEST_HARNESS_MAIN

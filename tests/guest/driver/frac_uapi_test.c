@@ -8,9 +8,11 @@
  * timeout-0 poll), an out syncobj waited with DRM_IOCTL_SYNCOBJ_WAIT and as a
  * sync_file, an in syncobj as a dependency, poll() on the file, dma-buf export
  * of a host BO and its refusal for a device BO, fdinfo, closing BOs and files
- * while jobs still run, and SUBMIT_LOCAL_QUEUE on every CPU.
+ * while jobs still run, SUBMIT_LOCAL_QUEUE on every CPU, and SUBMIT_BATCH:
+ * its order, its dependencies, its job-id limit and batches racing.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
@@ -1069,6 +1071,237 @@ TEST_F(uapi, isolation_job_ids)
 	/* The first file's job is still there to wait for. */
 	ASSERT_EQ(0, frac_t_wait(self->dev.fd, id, 30 * FRAC_NSEC, &w));
 	EXPECT_EQ(0, w.status);
+}
+
+/* ---- SUBMIT_BATCH ------------------------------------------------------- */
+
+static void batch_job(struct drm_frac_submit *s, const struct drm_frac_cmd *cmd, uint32_t queue)
+{
+	memset(s, 0, sizeof(*s));
+	s->cmds = (uintptr_t)cmd;
+	s->cmd_count = 1;
+	s->cmd_size = sizeof(*cmd);
+	s->queue = queue;
+	s->priority = DRM_FRAC_PRIO_NORMAL;
+	s->job_id = FRAC_POISON32;
+}
+
+static int submit_batch(int fd, struct drm_frac_submit *jobs, uint32_t n)
+{
+	struct drm_frac_submit_batch b = {
+		.jobs = (uintptr_t)jobs,
+		.count = n,
+		.job_size = sizeof(*jobs),
+	};
+
+	return frac_t_ioctl(fd, DRM_IOCTL_FRAC_SUBMIT_BATCH, &b);
+}
+
+/* One round of batch_in_order_on_shared_bos: 0 when Y holds @p and Z @q after it. */
+static int batch_order_round(struct __test_metadata *_metadata, struct frac_dev *dev,
+			     struct frac_bo *x, struct frac_bo *y, struct frac_bo *z,
+			     uint32_t queue, uint32_t in_syncobj, uint32_t p, uint32_t q)
+{
+	struct drm_frac_cmd cmds[4] = {
+		{ .op = DRM_FRAC_OP_FILL, .dst_handle = x->handle, .len = x->size, .arg = { p } },
+		{ .op = DRM_FRAC_OP_COPY, .src_handle = x->handle, .dst_handle = y->handle,
+		  .len = x->size },
+		{ .op = DRM_FRAC_OP_FILL, .dst_handle = x->handle, .len = x->size, .arg = { q } },
+		{ .op = DRM_FRAC_OP_COPY, .src_handle = x->handle, .dst_handle = z->handle,
+		  .len = x->size },
+	};
+	struct drm_frac_submit jobs[4];
+	struct drm_frac_wait w;
+	uint32_t i;
+
+	for (i = 0; i < 4; i++)
+		batch_job(&jobs[i], &cmds[i], queue);
+	jobs[0].in_syncobj = in_syncobj;
+	EXPECT_EQ(0, submit_batch(dev->fd, jobs, 4));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, frac_t_wait(dev->fd, jobs[i].job_id, 30 * FRAC_NSEC, &w));
+		EXPECT_EQ(0, w.status);
+	}
+	for (i = 0; i < y->size / 4; i++)
+		if (((uint32_t *)y->map)[i] != p || ((uint32_t *)z->map)[i] != q)
+			return -1;
+	return 0;
+}
+
+/*
+ * The jobs of a batch run in the order of the array, one after another,
+ * whatever BOs they share: fill X with p, copy X -> Y, fill X with q, copy
+ * X -> Z in one batch gives Y all p and Z all q. Their dependencies are all
+ * taken before the batch, so only the queue's order keeps each copy between
+ * its fills. Two paths: straight to the ring (direct submission, as the
+ * direct_jobs counter shows when it is on), and behind a first job that
+ * waits for a long job on another queue, so that drm_sched's run_job writes
+ * all four.
+ */
+TEST_F_TIMEOUT(uapi, batch_in_order_on_shared_bos, 300)
+{
+	struct frac_bo x, y, z;
+	uint32_t r, syncobj, lid, bad = 0;
+	uint64_t direct0, direct1;
+	struct drm_frac_wait w;
+	int on = frac_t_modparam_bool("direct_submit");
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 64 << 10, 0, &x));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 64 << 10, 0, &y));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 64 << 10, 0, &z));
+
+	direct0 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+	for (r = 0; r < 200; r++)
+		bad += !!batch_order_round(_metadata, &self->dev, &x, &y, &z, 0, 0,
+					   2 * r + 1, 2 * r + 2);
+	direct1 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+	EXPECT_EQ(0u, bad) TH_LOG("%u of 200 direct batches out of order", bad);
+	if (on > 0)
+		EXPECT_LT(direct0, direct1) TH_LOG("no job of the batches went direct");
+
+	if (self->dev.num_queues < 2)
+		SKIP(goto out, "one queue: no long job elsewhere to wait for");
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &syncobj));
+	for (r = 0; r < 10; r++) {
+		ASSERT_EQ(0, long_job(&self->dev, &self->la, &self->lb, 1, syncobj, &lid));
+		direct0 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+		bad += !!batch_order_round(_metadata, &self->dev, &x, &y, &z, 0, syncobj,
+					   1000 + 2 * r, 1001 + 2 * r);
+		direct1 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
+		EXPECT_EQ(direct0, direct1) TH_LOG("a job passed the first one, which waited");
+		ASSERT_EQ(0, frac_t_wait(self->dev.fd, lid, 30 * FRAC_NSEC, &w));
+	}
+	EXPECT_EQ(0u, bad) TH_LOG("%u batches behind a dependency out of order", bad);
+	frac_t_syncobj_destroy(self->dev.fd, syncobj);
+out:
+	frac_bo_destroy(&self->dev, &x);
+	frac_bo_destroy(&self->dev, &y);
+	frac_bo_destroy(&self->dev, &z);
+}
+
+/*
+ * A batch takes every job's dependencies before it submits any: an
+ * in_syncobj gives the fence its syncobj held before the batch, not the one
+ * an earlier job of the batch puts there. A syncobj without a fence is then
+ * refused (-EINVAL) even when an earlier job of the batch names it as
+ * out_syncobj, and the batch changes nothing: not even that syncobj.
+ */
+TEST_F(uapi, batch_in_syncobj_is_taken_before_the_batch)
+{
+	struct drm_frac_cmd nop = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_submit jobs[2];
+	struct drm_frac_wait w;
+	uint32_t syncobj;
+
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &syncobj));
+	batch_job(&jobs[0], &nop, 0);
+	batch_job(&jobs[1], &nop, 0);
+	jobs[0].out_syncobj = syncobj;
+	jobs[1].in_syncobj = syncobj;
+	EXPECT_EQ(-EINVAL, submit_batch(self->dev.fd, jobs, 2));
+	EXPECT_EQ(-EINVAL, frac_t_syncobj_wait(self->dev.fd, syncobj, 0))
+		TH_LOG("the refused batch put a fence in the syncobj");
+	EXPECT_EQ(-EINVAL, frac_t_wait(self->dev.fd, 1, 0, &w));
+	/* Once the syncobj holds a fence, the same batch is taken. */
+	ASSERT_EQ(0, frac_t_submit(self->dev.fd, &nop, 1, 0, 0, syncobj, NULL));
+	ASSERT_EQ(0, submit_batch(self->dev.fd, jobs, 2));
+	EXPECT_EQ(0, frac_t_wait(self->dev.fd, jobs[1].job_id, 30 * FRAC_NSEC, &w));
+	EXPECT_EQ(0, frac_t_wait(self->dev.fd, jobs[0].job_id, 30 * FRAC_NSEC, &w));
+	frac_t_syncobj_destroy(self->dev.fd, syncobj);
+}
+
+/*
+ * A batch whose ids would take the file past DRM_FRAC_MAX_UNWAITED is
+ * refused whole (-EBUSY), its array untouched; the batch that fits is taken.
+ */
+TEST_F_TIMEOUT(uapi, batch_unwaited_limit, 120)
+{
+	struct drm_frac_cmd nop = { .op = DRM_FRAC_OP_NOP };
+	struct drm_frac_submit jobs[4], before[4];
+	struct drm_frac_wait w;
+	uint32_t i, id;
+
+	for (i = 0; i < DRM_FRAC_MAX_UNWAITED - 3; i++)
+		ASSERT_EQ(0, frac_t_submit(self->dev.fd, &nop, 1, i % self->dev.num_queues, 0, 0,
+					   &id)) TH_LOG("job %u", i);
+	for (i = 0; i < 4; i++)
+		batch_job(&jobs[i], &nop, 0);
+	memcpy(before, jobs, sizeof(jobs));
+	EXPECT_EQ(-EBUSY, submit_batch(self->dev.fd, jobs, 4));
+	EXPECT_EQ(0, memcmp(before, jobs, sizeof(jobs)));
+	ASSERT_EQ(0, submit_batch(self->dev.fd, jobs, 3));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, frac_t_wait(self->dev.fd, jobs[i].job_id, 30 * FRAC_NSEC, &w));
+}
+
+struct batch_racer {
+	struct frac_dev *dev;
+	struct frac_bo *bo[2];
+	uint32_t queue;
+	bool swap;
+	int ret;
+};
+
+/* 300 batches of two copies between two BOs, one way round or the other. */
+static void *batch_racer_run(void *arg)
+{
+	struct batch_racer *r = arg;
+	struct drm_frac_cmd cmds[2] = { 0 };
+	struct drm_frac_submit jobs[2];
+	struct drm_frac_wait w;
+	uint32_t i, k;
+
+	for (k = 0; k < 2; k++) {
+		cmds[k].op = DRM_FRAC_OP_COPY;
+		cmds[k].src_handle = r->bo[(k + r->swap) % 2]->handle;
+		cmds[k].dst_handle = r->bo[(k + 1 + r->swap) % 2]->handle;
+		cmds[k].len = r->bo[0]->size;
+	}
+	for (i = 0; i < 300 && !r->ret; i++) {
+		batch_job(&jobs[0], &cmds[0], r->queue);
+		batch_job(&jobs[1], &cmds[1], r->queue);
+		r->ret = submit_batch(r->dev->fd, jobs, 2);
+		for (k = 0; k < 2 && !r->ret; k++) {
+			r->ret = frac_t_wait(r->dev->fd, jobs[k].job_id, 30 * FRAC_NSEC, &w);
+			if (!r->ret)
+				r->ret = w.status;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Two threads submit batches that name the same two BOs in opposite orders,
+ * on two queues: the batches lock both BOs at once, and neither deadlocks nor
+ * fails; every job ends without error. (The debug lane runs this under
+ * lockdep and KASAN.)
+ */
+TEST_F_TIMEOUT(uapi, batch_racing_on_shared_bos, 300)
+{
+	struct batch_racer r[2];
+	struct frac_bo a, b;
+	uint32_t i;
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 16 << 10, 0, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 16 << 10, 0, &b));
+	for (i = 0; i < 2; i++) {
+		r[i] = (struct batch_racer) {
+			.dev = &self->dev, .bo = { &a, &b },
+			.queue = i % self->dev.num_queues, .swap = i,
+		};
+	}
+	{
+		pthread_t t[2];
+
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, batch_racer_run, &r[i]));
+		for (i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+	}
+	EXPECT_EQ(0, r[0].ret) TH_LOG("thread 0: %s", strerror(-r[0].ret));
+	EXPECT_EQ(0, r[1].ret) TH_LOG("thread 1: %s", strerror(-r[1].ret));
+	frac_bo_destroy(&self->dev, &a);
+	frac_bo_destroy(&self->dev, &b);
 }
 
 TEST_HARNESS_MAIN
