@@ -237,8 +237,8 @@ run_load() { # run_load DIR fracload-args...: the workload, its summary in DIR/l
 	# the last BOs are freed after fracload exits (the scheduler frees jobs): fracdma's
 	[ -n "${NO_BO_WAIT:-}" ] || sleep 2
 }
-ok "fracload: $N jobs, 4 ops x 4 queues" \
-	run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -d 4
+ok "fracload: $N jobs, 4 ops x 4 queues, 4 jobs per SUBMIT_BATCH" \
+	run_load "$D" -n $N -q 0,1,2,3 -o copy,fill,crc32c,gemm -b 4 -d 8
 stop_main() {
 	# trace-cmd first: it copies /proc/kallsyms into its file, which changes size while the
 	# tools unload their programs.

@@ -65,11 +65,13 @@ static struct env {
 	int nops;
 	unsigned long size;	/* bytes per copy/fill/crc32c */
 	unsigned long qdepth;
+	unsigned long batch;	/* jobs per SUBMIT_BATCH; 1: SUBMIT */
 	bool noid;
 	bool json;
 } env = {
 	.device = -1, .jobs = 16, .queues = { 0 }, .nqueues = 1,
 	.ops = { DRM_FRAC_OP_COPY }, .nops = 1, .size = 16384, .qdepth = 4,
+	.batch = 1,
 };
 
 const char *argp_program_version = "fracload 1.0";
@@ -78,7 +80,9 @@ static const char doc[] =
 "\n"
 "Job i goes to the (i mod Q)th of the Q queues of --queue and runs the next op\n"
 "of --op at each round of queues: -n 8 -q 0,2 -o copy,crc32c gives each of the\n"
-"two queues copy, crc32c, copy, crc32c.\n"
+"two queues copy, crc32c, copy, crc32c. With --batch N, each N jobs in a row\n"
+"are one ioctl (DRM_IOCTL_FRAC_SUBMIT_BATCH) and take the place of one job:\n"
+"one queue, one op.\n"
 "Ops: nop, copy, fill, crc32c, gemm (16x16x16 fp32), timestamp.\n"
 "\n"
 "EXAMPLES:\n"
@@ -97,6 +101,8 @@ static const struct argp_option opts[] = {
 	{ "size", 's', "BYTES", 0,
 	  "bytes per copy/fill/crc32c, a multiple of 4096 up to 16 MiB (default 16384)", 0 },
 	{ "qdepth", 'd', "N", 0, "jobs in flight at most, 1..4096 (default 4)", 0 },
+	{ "batch", 'b', "N", 0,
+	  "submit N jobs at a time to one queue, one ioctl (SUBMIT_BATCH), 1..64 (default 1)", 0 },
 	{ "no-job-id", 'U', NULL, 0,
 	  "every job but the last without a job id (DRM_FRAC_SUBMIT_NO_JOB_ID; one queue)", 0 },
 	{ "json", 'j', NULL, 0, "the summary as one JSON object, with every job's ground truth", 0 },
@@ -204,6 +210,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'd':
 		env.qdepth = parse_num(arg, "queue depth", 1, MAX_DEPTH);
 		break;
+	case 'b':
+		env.batch = parse_num(arg, "batch", 1, DRM_FRAC_MAX_BATCH);
+		break;
 	case 'U':
 		env.noid = true;
 		break;
@@ -216,6 +225,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.noid && env.nqueues != 1) {
 			fprintf(stderr, "fracload: -U takes one queue\n");
+			exit(EXIT_USAGE);
+		}
+		if (env.batch > 1 && env.noid) {
+			fprintf(stderr, "fracload: -U takes no --batch\n");
+			exit(EXIT_USAGE);
+		}
+		if (env.batch > env.qdepth) {
+			fprintf(stderr, "fracload: --batch %lu exceeds the queue depth %lu\n",
+				env.batch, env.qdepth);
 			exit(EXIT_USAGE);
 		}
 		break;
@@ -398,11 +416,16 @@ static void job_ended(struct tally *t, const struct inflight *f, int ret,
 static int run(struct frac_dev *dev, const struct buffers *b, struct tally *t)
 {
 	static struct inflight fl[MAX_DEPTH];
-	unsigned long i, head = 0, tail = 0, njobs = env.jobs;
+	static struct frac_cmdlist cls[DRM_FRAC_MAX_BATCH];
+	const struct frac_cmdlist *clp[DRM_FRAC_MAX_BATCH];
+	unsigned long i, n, head = 0, tail = 0, njobs = env.jobs;
+	uint32_t ids[DRM_FRAC_MAX_BATCH];
 	struct frac_job_result res;
-	struct frac_cmdlist cl;
 	bool polled = false;
 	int ret;
+
+	for (i = 0; i < DRM_FRAC_MAX_BATCH; i++)
+		clp[i] = &cls[i];
 
 	for (i = 0; i < njobs || tail < head; ) {
 		if (stop_requested && !t->stopped) {
@@ -410,35 +433,48 @@ static int run(struct frac_dev *dev, const struct buffers *b, struct tally *t)
 			if (i < njobs)
 				njobs = env.noid ? i + 1 : i;
 		}
-		if (i < njobs && head - tail < env.qdepth) {
-			unsigned int q = env.queues[i % env.nqueues];
-			unsigned int op = env.ops[(i / env.nqueues) % env.nops];
-			struct job_rec *r = &t->recs[i];
-			struct inflight *f = &fl[head % MAX_DEPTH];
+		n = njobs - i < env.batch ? njobs - i : env.batch;
+		if (i < njobs && head - tail + n <= env.qdepth) {
+			unsigned long u = i / env.batch, k;
+			unsigned int q = env.queues[u % env.nqueues];
+			unsigned int op = env.ops[(u / env.nqueues) % env.nops];
+			unsigned long long t0 = mono_ns();
 
-			t->job_bytes[op] += build_job(&cl, op, b);
-			r->queue = q;
-			r->op = op;
-			r->submit_ns = mono_ns();
+			for (k = 0; k < n; k++) {
+				struct job_rec *r = &t->recs[i + k];
+
+				t->job_bytes[op] += build_job(&cls[k], op, b);
+				r->queue = q;
+				r->op = op;
+				r->submit_ns = t0;
+			}
 			if (env.noid && i + 1 < njobs) {
-				ret = submit_noid(dev, q, &cl);
-				r->noid = true;
+				ret = submit_noid(dev, q, &cls[0]);
+				t->recs[i].noid = true;
 				t->noid++;
 			} else {
-				ret = frac_submit(dev, q, &cl, NULL, &f->id);
-				r->id = f->id;
-				f->n = i;
-				f->op = op;
-				f->done = false;
-				head++;
+				if (env.batch == 1)
+					ret = frac_submit(dev, q, &cls[0], NULL, ids);
+				else
+					ret = frac_submit_batch(dev, q, clp, n, NULL, ids);
+				for (k = 0; !ret && k < n; k++) {
+					struct inflight *f = &fl[head % MAX_DEPTH];
+
+					t->recs[i + k].id = ids[k];
+					f->id = ids[k];
+					f->n = i + k;
+					f->op = op;
+					f->done = false;
+					head++;
+				}
 			}
 			if (ret) {
 				fprintf(stderr, "fracload: submit failed: %s\n", strerror(-ret));
 				return ret;
 			}
-			t->per_queue[q]++;
-			t->per_op[op]++;
-			i++;
+			t->per_queue[q] += n;
+			t->per_op[op] += n;
+			i += n;
 			continue;
 		}
 		if (i == njobs && !polled) {
