@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Guest tests of fracbench: bad arguments get one line and exit 2, every mode runs and its
-# JSON adds up, --verify checks data, --local-queue submits on the CPU's queue. Prints TAP.
+# JSON adds up, --verify checks data, --batch submits several jobs to an ioctl, --local-queue
+# submits on the CPU's queue. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 FB=$GUEST_REPO/tools/fracbench/fracbench
@@ -29,6 +30,9 @@ guest_ok "bad size suffix: one line, exit 2" bad -s 4q
 guest_ok "negative time: one line, exit 2" bad -T -1
 guest_ok "device index over 63: one line, exit 2" bad -D 64
 guest_ok "stray argument: one line, exit 2" bad extra
+guest_ok "batch 0: one line, exit 2" bad -m throughput -d 8 -b 0
+guest_ok "batch over 64: one line, exit 2" bad -m throughput -d 128 -b 65
+guest_ok "batch over the queue depth: one line, exit 2" bad -m throughput -d 4 -b 8
 
 # Against the device: more queues than it has is refused, non-zero exit with a message.
 more_queues() {
@@ -70,6 +74,10 @@ guest_ok "mixed: no errors" check 'd["op"] == "mixed" and d["jobs"] == 80 and d[
 guest_ok "bandwidth: 4 x 8 MiB copies" json -m bandwidth -s 8M -n 4 -W 1
 guest_ok "bandwidth: 32 MiB moved, GB/s from bytes and time" \
 	check 'd["jobs"] == 4 and abs(d["gbytes_per_sec"] - 4 * 8 * 2**20 / d["seconds"] / 1e9) < 1e-3 * d["gbytes_per_sec"] + 1e-4'
+guest_ok "--batch: QD16, 8 copies to a SUBMIT_BATCH, 2 threads, verified" \
+	json -m throughput -o copy -s 8k -t 2 -d 16 -b 8 -n 200 -W 5 -V
+guest_ok "--batch: 400 jobs (205 a thread: a short last batch), no errors, batch in JSON" \
+	check 'd["jobs"] == 400 and d["errors"] == 0 and d["batch"] == 8 and d["qdepth"] == 16'
 guest_ok "--local-queue: 100 jobs on the CPU's queue" json -m latency -L -n 100 -W 5
 guest_ok "--local-queue: no errors, reported in JSON" \
 	check 'd["local_queue"] is True and d["jobs"] == 100 and d["errors"] == 0'

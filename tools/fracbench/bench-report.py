@@ -143,7 +143,10 @@ def main():
                          "us", 1e3, 1, "frac/nvme")
 
     p2f, p2n = load(raw, "p2-frac"), load(raw, "p2-nvme")
-    res["P2"] = line("P2", "frac jobs/s, QD32, all queues", {r: d["jobs_per_sec"] for r, d in p2f.items()},
+    p2batch = max([d.get("batch", 1) for d in p2f.values()] or [1])
+    res["P2"] = line("P2", "frac jobs/s, QD32, all queues" +
+                     (f", {p2batch} to a SUBMIT_BATCH" if p2batch > 1 else ""),
+                     {r: d["jobs_per_sec"] for r, d in p2f.items()},
                      "nvme 4k randread IOPS, QD32", {r: fio_job(d)["iops"] for r, d in p2n.items()},
                      "k/s", 1e3, 1, "frac/nvme (goal >= 1.0)")
 
@@ -203,6 +206,20 @@ def main():
                 "frac {} per job QD1, direct on", "direct off", "on/off")
     if not d_any:
         print("D    not measured (FRAC_BENCH_ONLY without d, or no direct_submit parameter)")
+
+    # B: QD32 with jobs batched to a SUBMIT_BATCH against a SUBMIT per job, same repetition.
+    b_any = False
+    for fig, label in (("p2", "jobs/s QD32"), ("p2bh", "jobs/s QD32, fetch in a BH")):
+        on, off = load(raw, f"b-batch-{fig}"), load(raw, f"b-single-{fig}")
+        if on and off:
+            res["B_" + fig] = line("B" if not b_any else "", f"frac {label}, batched",
+                                   {r: d["jobs_per_sec"] for r, d in on.items()},
+                                   f"frac {label}, a SUBMIT per job",
+                                   {r: d["jobs_per_sec"] for r, d in off.items()},
+                                   "k/s", 1e3, 1, "batched/single")
+            b_any = True
+    if not b_any:
+        print("B    not measured (FRAC_BENCH_ONLY without b)")
 
     p3f, p3h, p3g = load(raw, "p3-frac"), load(raw, "p3-host-memcpy"), load(raw, "p3-guest-memcpy")
     res["P3"] = line("P3", "frac 64 MiB copy GB/s", {r: d["gbytes_per_sec"] for r, d in p3f.items()},

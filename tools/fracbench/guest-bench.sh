@@ -4,11 +4,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 reps=${FRAC_BENCH_REPS:-5}
-# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t,d,p3i;
+# FRAC_BENCH_ONLY: a comma list of the figures to measure (p1,p2,p2load,p3,p4,p5,t,d,b,p3i;
 # default all). p3i needs the FRAC device behind an IOMMU (tools/fracbench/bench boots a guest
 # with one for it); without, it is left out.
-only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t,d,p3i},
+only=,${FRAC_BENCH_ONLY:-p1,p2,p2load,p3,p4,p5,t,d,b,p3i},
 want() { [[ $only == *,$1,* ]]; }
+# Jobs per SUBMIT_BATCH in the QD32 figures (P2, P2bh, P2ld and P2's counts): fracbench refills
+# its window of 32 eight jobs, one ioctl, at a time. B measures it against a SUBMIT per job.
+PB=8
 out=$FRAC_OUT/bench
 mkdir -p "$out"
 
@@ -159,15 +162,16 @@ for r in $(seq 1 "$reps"); do
 		$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1-frac-$r.json"
 		fio_run p1 1 psync > "$out/p1-nvme-$r.json"
 	fi
-	# P2: small jobs at QD32 over all queues vs 4 KiB random reads at QD32.
+	# P2: small jobs at QD32 over all queues, $PB to a SUBMIT_BATCH, vs 4 KiB random reads at
+	# QD32.
 	if want p2; then
-		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2-frac-$r.json"
+		$fb -m throughput -o nop -d 32 -b $PB -T 3 -W 200 -j > "$out/p2-frac-$r.json"
 		fio_run p2 32 io_uring > "$out/p2-nvme-$r.json"
 	fi
 	# Context switches and work items per job at QD32 against nvme's per I/O (perf stat -a
 	# over the whole run: no warm-up, no ramp, so every job or I/O counted is in the count).
 	if want p2 && command -v perf > /dev/null; then
-		perf_counts "$out/p2cs-frac-$r.txt" $fb -m throughput -o nop -d 32 -T 3 -W 0 -j \
+		perf_counts "$out/p2cs-frac-$r.txt" $fb -m throughput -o nop -d 32 -b $PB -T 3 -W 0 -j \
 			> "$out/p2cs-frac-$r.json"
 		perf_counts "$out/p2cs-nvme-$r.txt" $(fio_args p2cs 32 io_uring 3 0) \
 			> "$out/p2cs-nvme-$r.json"
@@ -177,7 +181,7 @@ for r in $(seq 1 "$reps"); do
 		host_load on
 		$fb -m latency -o nop -L -T 3 -W 200 -j > "$out/p1load-frac-$r.json"
 		fio_run p1 1 psync > "$out/p1load-nvme-$r.json"
-		$fb -m throughput -o nop -d 32 -T 3 -W 200 -j > "$out/p2load-frac-$r.json"
+		$fb -m throughput -o nop -d 32 -b $PB -T 3 -W 200 -j > "$out/p2load-frac-$r.json"
 		fio_run p2 32 io_uring > "$out/p2load-nvme-$r.json"
 		host_load off
 	fi
@@ -185,8 +189,19 @@ for r in $(seq 1 "$reps"); do
 	if [ -n "$bh" ] && want p1 && want p2; then
 		tools/fracbench/fracbench -D "$bh" -m latency -o nop -L -T 3 -W 200 -j \
 			> "$out/p1-fracbh-$r.json"
-		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -T 3 -W 200 -j \
+		tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 -b $PB -T 3 -W 200 -j \
 			> "$out/p2-fracbh-$r.json"
+	fi
+	# B: QD32 with $PB jobs to a SUBMIT_BATCH against a SUBMIT per job, on both devices, in a
+	# random order per repetition, each pair back to back.
+	if want b; then
+		for m in $(printf '%s\n' batch single | shuf); do
+			b=$([ $m = batch ] && echo $PB || echo 1)
+			$fb -m throughput -o nop -d 32 -b $b -T 3 -W 200 -j > "$out/b-$m-p2-$r.json"
+			[ -z "$bh" ] || tools/fracbench/fracbench -D "$bh" -m throughput -o nop -d 32 \
+				-b $b -T 3 -W 200 -j > "$out/b-$m-p2bh-$r.json"
+			echo "$m" >> "$out/b-order-$r.txt"
+		done
 	fi
 	# D: direct submission (frac.ko's direct_submit) on against off, in a random order per
 	# repetition: P1 and P2 on both devices, each pair run back to back.
