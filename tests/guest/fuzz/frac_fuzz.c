@@ -78,14 +78,14 @@
 /* ---- ioctls and the errno table -------------------------------------------- */
 
 enum io {
-	IO_GET_PARAM, IO_BO_CREATE, IO_BO_INFO, IO_SUBMIT, IO_WAIT, IO_GEM_CLOSE,
+	IO_GET_PARAM, IO_BO_CREATE, IO_BO_INFO, IO_SUBMIT, IO_WAIT, IO_SUBMIT_BATCH, IO_GEM_CLOSE,
 	IO_PRIME_EXPORT, IO_PRIME_IMPORT, IO_SYNCOBJ_CREATE, IO_SYNCOBJ_DESTROY,
 	IO_SYNCOBJ_WAIT, IO_SYNCOBJ_RESET, IO_MMAP, IO_POLL, IO_UDMABUF, IO_FD_CLOSE,
 	IO_FORK, NIO,
 };
 
 static const char *const io_name[NIO] = {
-	"GET_PARAM", "BO_CREATE", "BO_INFO", "SUBMIT", "WAIT", "GEM_CLOSE",
+	"GET_PARAM", "BO_CREATE", "BO_INFO", "SUBMIT", "WAIT", "SUBMIT_BATCH", "GEM_CLOSE",
 	"PRIME_HANDLE_TO_FD", "PRIME_FD_TO_HANDLE", "SYNCOBJ_CREATE", "SYNCOBJ_DESTROY",
 	"SYNCOBJ_WAIT", "SYNCOBJ_RESET", "mmap", "poll", "udmabuf", "close(fd)", "fork",
 };
@@ -114,6 +114,12 @@ static const struct { enum io io; int err; const char *why; } errno_table[] = {
 	{ IO_WAIT, EINVAL, "DOC: unknown job id, @flags not zero" },
 	{ IO_WAIT, ETIME, "DOC: timeout_ns passed first" },
 	{ IO_WAIT, EINTR, "DOC: interrupted by a signal" },
+	{ IO_SUBMIT_BATCH, EINVAL, "DOC: SUBMIT's, count, job_size, flags, pad, mixed queues" },
+	{ IO_SUBMIT_BATCH, ENOENT, "DOC: SUBMIT's: a BO handle or syncobj that does not exist" },
+	{ IO_SUBMIT_BATCH, EACCES, "DOC: SUBMIT's: PRIO_HIGH without CAP_SYS_NICE" },
+	{ IO_SUBMIT_BATCH, EBUSY, "DOC: the batch's ids would pass DRM_FRAC_MAX_UNWAITED" },
+	{ IO_SUBMIT_BATCH, EIO, "DOC: SUBMIT's: the device is wedged" },
+	{ IO_SUBMIT_BATCH, EINTR, "DOC: interrupted while waiting for a reservation lock" },
 	{ IO_GEM_CLOSE, EINVAL, "CORE: drm_gem_handle_delete, unknown handle" },
 	{ IO_PRIME_EXPORT, ENOENT, "CORE: drm_gem_prime_handle_to_fd, unknown handle" },
 	{ IO_PRIME_EXPORT, EINVAL, "CORE: flags other than DRM_CLOEXEC | DRM_RDWR" },
@@ -140,7 +146,7 @@ static const struct { enum io io; int err; const char *why; } errno_table[] = {
 /* The frac ioctls: the header's "every ioctl" errors apply, and a failure writes nothing. */
 static bool io_is_frac(enum io io)
 {
-	return io <= IO_WAIT;
+	return io <= IO_SUBMIT_BATCH;
 }
 
 static bool errno_documented(enum io io, int err)
@@ -1308,6 +1314,98 @@ static void op_submit(struct thr *t)
 	job_add(t, slot, gen, s.job_id);
 }
 
+/*
+ * SUBMIT_BATCH: 1-8 jobs of 1-4 commands for one queue, priority and flags;
+ * invalid ones break a job's command or the batch's own fields. A failed
+ * batch must leave its array as it was; an accepted one gives every job an
+ * id (or 0 with NO_JOB_ID), as SUBMIT does.
+ */
+static void op_submit_batch(struct thr *t)
+{
+	static __thread struct drm_frac_cmd cmds[8][4];
+	static __thread struct drm_frac_submit jobs[DRM_FRAC_MAX_BATCH + 1];
+	struct drm_frac_submit before[8];
+	struct drm_frac_submit_batch b = { 0 };
+	bool valid = chance(&t->rng, 60);
+	int slot = pick_slot(t);
+	uint32_t n = 1 + rnd(&t->rng, 8), i, k, q, prio, flags = 0;
+	unsigned int gen, xf = 0;
+	struct xres r;
+
+	q = rnd(&t->rng, gdev.num_queues);
+	prio = rnd(&t->rng, 3);
+	if (chance(&t->rng, 15)) {
+		flags = DRM_FRAC_SUBMIT_LOCAL_QUEUE;
+		q = 0;
+	}
+	if (chance(&t->rng, 10))
+		flags |= DRM_FRAC_SUBMIT_NO_JOB_ID;
+	memset(jobs, 0, sizeof(jobs));
+	for (i = 0; i < n; i++) {
+		uint32_t nc = 1 + rnd(&t->rng, 4);
+
+		for (k = 0; k < nc; k++)
+			gen_cmd(t, slot, &cmds[i][k], valid || chance(&t->rng, 95));
+		jobs[i].cmds = (uintptr_t)cmds[i];
+		jobs[i].cmd_count = nc;
+		jobs[i].cmd_size = sizeof(struct drm_frac_cmd);
+		jobs[i].queue = q;
+		jobs[i].priority = prio;
+		jobs[i].flags = flags;
+		if (chance(&t->rng, 15))
+			jobs[i].in_syncobj = sync_pick(t, slot);
+		if (chance(&t->rng, 15))
+			jobs[i].out_syncobj = sync_pick(t, slot);
+	}
+	b.jobs = (uintptr_t)jobs;
+	b.count = n;
+	b.job_size = sizeof(jobs[0]);
+	if (!valid) {
+		switch (rnd(&t->rng, 9)) {
+		case 0: b.count = 0; break;
+		case 1: b.count = DRM_FRAC_MAX_BATCH + 1; break;
+		case 2: b.job_size = rnd(&t->rng, 2) ? 0 : sizeof(jobs[0]) + 8; break;
+		case 3: b.flags = 1u << rnd(&t->rng, 32); break;
+		case 4: b.pad = 1 + rnd(&t->rng, 1000); break;
+		case 5: jobs[n - 1].queue = (q + 1) % (gdev.num_queues + 1); break;
+		case 6: jobs[n - 1].priority = (prio + 1) % 3; break;
+		case 7: b.jobs = chance(&t->rng, 50) ? 0 : 16; xf = X_BADPTR; break;
+		default: break;
+		}
+	}
+	memcpy(before, jobs, sizeof(before));
+	slot_fd(slot, &gen);
+	r = xioctl(t, IO_SUBMIT_BATCH, slot, DRM_IOCTL_FRAC_SUBMIT_BATCH, &b, sizeof(b), xf, jobs,
+		   (n < 2 ? n : 2) * sizeof(jobs[0]));
+	if (r.raced)
+		return;
+	if (r.err) {
+		/* All or nothing: "when the call fails, ... no value in the array changed." */
+		if (memcmp(before, jobs, sizeof(before)))
+			fail(F_STATE, "SUBMIT_BATCH failed with %s but wrote its array",
+			     ename(r.err));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		__atomic_fetch_add(&S->jobs_submitted, 1, __ATOMIC_RELAXED);
+		tlog(t, "  job %u", jobs[i].job_id);
+		if (jobs[i].queue >= gdev.num_queues || jobs[i].queue != jobs[0].queue)
+			fail(F_STATE, "SUBMIT_BATCH job %u: queue %u (job 0: %u)", i, jobs[i].queue,
+			     jobs[0].queue);
+		if (flags & DRM_FRAC_SUBMIT_NO_JOB_ID) {
+			if (jobs[i].job_id)
+				fail(F_STATE, "SUBMIT_BATCH with NO_JOB_ID returned job id %u",
+				     jobs[i].job_id);
+			__atomic_fetch_add(&S->jobs_abandoned, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (!jobs[i].job_id)
+			fail(F_STATE, "SUBMIT_BATCH succeeded with job id 0 for job %u", i);
+		else
+			job_add(t, slot, gen, jobs[i].job_id);
+	}
+}
+
 static void job_add(struct thr *t, int slot, unsigned int gen, uint32_t id)
 {
 	int i, pick = -1;
@@ -1923,7 +2021,7 @@ struct op_def {
 static const struct op_def ops[] = {
 	{ op_get_param, 3 }, { op_bo_create, 12 }, { op_gem_close, 6 }, { op_bo_info, 4 },
 	{ op_mmap, 5 }, { op_prime_export, 4 }, { op_prime_import, 4 }, { op_udmabuf, 1 },
-	{ op_syncobj, 6 }, { op_submit, 30 }, { op_wait, 18 }, { op_wait_race, 2 }, { op_poll, 3 },
+	{ op_syncobj, 6 }, { op_submit, 26 }, { op_submit_batch, 6 }, { op_wait, 18 }, { op_wait_race, 2 }, { op_poll, 3 },
 	{ op_fd_close, 1 }, { op_fork, 1 }, { op_fresh, 2 }, { op_canary, 3 },
 	{ op_canary_copy, 2 },
 };
@@ -2367,6 +2465,7 @@ static int replay(const char *file)
 	static const struct { const char *name; unsigned long req; } rq[] = {
 		{ "GET_PARAM", DRM_IOCTL_FRAC_GET_PARAM }, { "BO_CREATE", DRM_IOCTL_FRAC_BO_CREATE },
 		{ "BO_INFO", DRM_IOCTL_FRAC_BO_INFO }, { "SUBMIT", DRM_IOCTL_FRAC_SUBMIT },
+		/* Not SUBMIT_BATCH: the log does not hold its jobs' commands. */
 		{ "WAIT", DRM_IOCTL_FRAC_WAIT }, { "GEM_CLOSE", DRM_IOCTL_GEM_CLOSE },
 		{ "SYNCOBJ_CREATE", DRM_IOCTL_SYNCOBJ_CREATE },
 		{ "SYNCOBJ_DESTROY", DRM_IOCTL_SYNCOBJ_DESTROY },
