@@ -551,7 +551,7 @@ TEST_F(uapi, syncobj_out)
  * syncobj-only client passes DRM_FRAC_MAX_UNWAITED jobs without -EBUSY; the
  * syncobj still sees each job end, and WAIT knows no id 0.
  */
-TEST_F(uapi, submit_no_job_id)
+TEST_F_TIMEOUT(uapi, submit_no_job_id, 120)
 {
 	struct drm_frac_submit s;
 	struct drm_frac_cmd cmd;
