@@ -502,7 +502,7 @@ static int frac_submit_collect_bos(struct frac_submit *s)
 		total += s->jobs[i]->nbos;
 	if (!total)
 		return 0;
-	all = kvmalloc_array(total, 2 * sizeof(*all) + sizeof(*s->nfences), GFP_KERNEL);
+	all = kvmalloc_array(total, sizeof(*all) + sizeof(*s->nfences), GFP_KERNEL);
 	if (!all)
 		return -ENOMEM;
 	for (i = 0, total = 0; i < s->count; i++)
@@ -510,9 +510,12 @@ static int frac_submit_collect_bos(struct frac_submit *s)
 			all[total++] = s->jobs[i]->bos[j];
 	sort(all, total, sizeof(*all), frac_bo_ptr_cmp, NULL);
 	s->bos_alloc = all;
-	s->bos = all + total;
-	s->nfences = (u32 *)(all + 2 * total);
-	/* A job names a BO once (frac_add_bo()): a run of one BO counts its jobs. */
+	s->bos = all;
+	s->nfences = (u32 *)(all + total);
+	/*
+	 * Drop the duplicates in place. A job names a BO once (frac_add_bo()):
+	 * a run of one BO counts its jobs.
+	 */
 	for (i = 0; i < total; i++) {
 		if (s->nbos && s->bos[s->nbos - 1] == all[i]) {
 			s->nfences[s->nbos - 1]++;
@@ -785,25 +788,27 @@ static void frac_submit_push(struct frac_submit *s)
 		frac_job_direct_watch(s->jobs[i]);
 }
 
-/* Check one job's arguments; a batch's must also all name one queue, priority and flags. */
+/*
+ * Check the @count jobs' arguments: each as SUBMIT takes it, all for one
+ * queue, priority and flags; and, as amdgpu and xe, the high priority is not
+ * for everyone.
+ */
 static int frac_submit_check(struct frac_device *fdev, const struct drm_frac_submit *args,
-			     const struct drm_frac_submit *first)
+			     u32 count)
 {
-	if ((args->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
-	    args->cmd_size != sizeof(struct drm_frac_cmd) ||
-	    !args->cmd_count || args->cmd_count > DRM_FRAC_MAX_CMDS ||
-	    args->queue >= fdev->num_queues || args->priority >= FRAC_NUM_PRIO ||
-	    ((args->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) && args->queue))
-		return -EINVAL;
-	if (args->queue != first->queue || args->priority != first->priority ||
-	    args->flags != first->flags)
-		return -EINVAL;
-	return 0;
-}
+	const struct drm_frac_submit *a;
 
-/* As amdgpu and xe: the high priority is not for everyone. Once per call. */
-static int frac_submit_check_priority(const struct drm_frac_submit *args)
-{
+	for (a = args; a < args + count; a++) {
+		if ((a->flags & ~DRM_FRAC_SUBMIT_FLAGS) ||
+		    a->cmd_size != sizeof(struct drm_frac_cmd) ||
+		    !a->cmd_count || a->cmd_count > DRM_FRAC_MAX_CMDS ||
+		    a->queue >= fdev->num_queues || a->priority >= FRAC_NUM_PRIO ||
+		    ((a->flags & DRM_FRAC_SUBMIT_LOCAL_QUEUE) && a->queue))
+			return -EINVAL;
+		if (a->queue != args->queue || a->priority != args->priority ||
+		    a->flags != args->flags)
+			return -EINVAL;
+	}
 	if (args->priority == DRM_FRAC_PRIO_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
 	return 0;
@@ -945,9 +950,7 @@ int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	};
 	int ret;
 
-	ret = frac_submit_check(to_frac_device(dev), args, args);
-	if (!ret)
-		ret = frac_submit_check_priority(args);
+	ret = frac_submit_check(to_frac_device(dev), args, 1);
 	if (ret)
 		return ret;
 	return frac_submit_jobs(dev, &s);
@@ -966,7 +969,6 @@ int frac_submit_batch_ioctl(struct drm_device *dev, void *data, struct drm_file 
 	};
 	size_t size;
 	void *mem;
-	u32 i;
 	int ret;
 
 	if (batch->flags || batch->pad || !batch->count || batch->count > DRM_FRAC_MAX_BATCH ||
@@ -984,12 +986,7 @@ int frac_submit_batch_ioctl(struct drm_device *dev, void *data, struct drm_file 
 		ret = -EFAULT;
 		goto out;
 	}
-	for (i = 0; i < batch->count; i++) {
-		ret = frac_submit_check(to_frac_device(dev), &s.args[i], &s.args[0]);
-		if (ret)
-			goto out;
-	}
-	ret = frac_submit_check_priority(&s.args[0]);
+	ret = frac_submit_check(to_frac_device(dev), s.args, batch->count);
 	if (ret)
 		goto out;
 	/*
