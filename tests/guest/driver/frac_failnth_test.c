@@ -479,6 +479,18 @@ static int submit_setup(struct frac_dev *dev, void *p)
 	return ret;
 }
 
+/*
+ * After a SUBMIT or SUBMIT_BATCH: a cleared destination, and a fresh
+ * out-syncobj, so that check() can see a fence a failed call left.
+ */
+static void submit_reset(struct frac_dev *dev, struct ctx *c)
+{
+	memset(c->dst.map, 0, c->dst.size);
+	frac_t_syncobj_destroy(dev->fd, c->syncobj_out);
+	frac_t_syncobj_create(dev->fd, &c->syncobj_out);
+	c->submit.out_syncobj = c->syncobj_out;
+}
+
 static int submit_run(struct frac_dev *dev, void *p)
 {
 	struct ctx *c = p;
@@ -496,11 +508,7 @@ static void submit_undo(struct frac_dev *dev, void *p)
 	if (frac_wait(dev, c->submit.job_id, FRAC_NSEC * 10, &res) || res.status ||
 	    memcmp(c->src.map, c->dst.map, c->src.size))
 		undo_err = -EILSEQ;
-	memset(c->dst.map, 0, c->dst.size);
-	/* A fresh out-syncobj, so that check() can see a fence a failed SUBMIT left. */
-	frac_t_syncobj_destroy(dev->fd, c->syncobj_out);
-	frac_t_syncobj_create(dev->fd, &c->syncobj_out);
-	c->submit.out_syncobj = c->syncobj_out;
+	submit_reset(dev, c);
 }
 
 static int submit_check(struct frac_dev *dev, void *p)
@@ -558,10 +566,7 @@ static void batch_undo(struct frac_dev *dev, void *p)
 			undo_err = -EILSEQ;
 	if (memcmp(c->src.map, c->dst.map, c->src.size))
 		undo_err = -EILSEQ;
-	memset(c->dst.map, 0, c->dst.size);
-	frac_t_syncobj_destroy(dev->fd, c->syncobj_out);
-	frac_t_syncobj_create(dev->fd, &c->syncobj_out);
-	c->submit.out_syncobj = c->syncobj_out;
+	submit_reset(dev, c);
 }
 
 static int batch_check(struct frac_dev *dev, void *p)
