@@ -8,7 +8,7 @@ n=0 fail=0
 t() { # t DESC expected-rc dir [grep-pattern]
 	local desc=$1 want=$2 dir=$3 pat=${4:-} out rc
 	n=$((n + 1))
-	out=$("$KCHECK" --name t "$dir" 2>&1); rc=$?
+	out=$("$KCHECK" --name t ${KARGS:-} "$dir" 2>&1); rc=$?
 	if [ "$rc" = "$want" ] && { [ -z "$pat" ] || grep -q -E -- "$pat" <<< "$out"; }; then
 		echo "ok $n - $desc"
 	else
@@ -22,6 +22,9 @@ mk() { # mk NAME: a clean guest output
 	printf '[    0.000000] Linux version 6.12.95-frac-debug\n[    1.000000] frac 0000:01:00.0: ok\n' > "$d/console.log"
 	touch "$d/kcheck/done"; echo 12288 > "$d/kcheck/tainted"; echo 1 > "$d/kcheck/debug_locks"
 	: > "$d/kcheck/kmemleak"; echo 4294900000 > "$d/kcheck/jiffies-start"
+	echo yes > "$d/kcheck/frac-unloaded"; echo "rmmod frac: exit 0" > "$d/kcheck/rmmod"
+	printf 'kasan 1\nlockdep 1\nkmemleak 1\ndma-api 1\nubsan 1\nkfence 0\nhung-task 1\n' \
+		> "$d/kcheck/checkers"
 	echo "$d"
 }
 leak() { # leak DIR JIFFIES COMM [ASCII]: one suspect as Linux 6.12's print_unreferenced() has it
@@ -52,11 +55,43 @@ d=$(mk leakline); echo '[   99.000000] kmemleak: 1 new suspected memory leaks (s
 t "kmemleak's console line is a kernel report" 1 "$d" '^not ok 2 .*first: kmemleak: 1 new suspected'
 d=$(mk kasan); echo '[   50.000000] BUG: KASAN: slab-use-after-free in frac_job_free+0x1/0x2 [frac]' >> "$d/console.log"
 t "a KASAN report fails check 2" 1 "$d" '^not ok 2 .*first: BUG: KASAN'
+d=$(mk hung); echo '[  300.000000] INFO: task frac_uapi_test:231 blocked for more than 60 seconds.' >> "$d/console.log"
+t "a hung task fails check 2" 1 "$d" '^not ok 2 .*first: INFO: task frac_uapi_test:231 blocked'
+d=$(mk softlockup); echo '[  300.000000] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [frac_stress_tes:99]' >> "$d/console.log"
+t "a soft lockup fails check 2" 1 "$d" '^not ok 2 .*first: watchdog: BUG: soft lockup'
+d=$(mk hardlockup); echo '[  300.000000] watchdog: CPU1: Watchdog detected hard LOCKUP on cpu 0' >> "$d/console.log"
+t "a hard lockup fails check 2" 1 "$d" '^not ok 2 .*hard LOCKUP'
 d=$(mk taint); echo 12800 > "$d/kcheck/tainted"
 t "a W taint fails check 4" 1 "$d" '^not ok 4 .*\(tainted=12800: WOE\)'
 d=$(mk locks); echo 0 > "$d/kcheck/debug_locks"
 t "debug_locks 0 fails check 5" 1 "$d" '^not ok 5 '
 d=$(mk crash); rm "$d/kcheck/done"
 t "a guest that did not finish fails check 1" 1 "$d" '^not ok 1 '
+d=$(mk loaded); echo no > "$d/kcheck/frac-unloaded"
+echo "rmmod: ERROR: Module frac is in use" > "$d/kcheck/rmmod"
+t "frac.ko still loaded at the kmemleak scan fails check 7" 1 "$d" '^not ok 7 .*Module frac is in use'
+d=$(mk nounload); rm "$d/kcheck/frac-unloaded"
+t "no record of frac.ko's unload fails check 7" 1 "$d" '^not ok 7 .*not collected'
+d=$(mk nolockdep); rm "$d/kcheck/debug_locks"
+t "a kernel without lockdep: check 5 skips where no checker is required" 0 "$d" \
+	'^ok 5 .* # SKIP no lockdep in this kernel'
+KARGS="--require kasan,lockdep,kmemleak"
+t "a kernel without lockdep fails check 5 where the lane requires lockdep" 1 "$d" \
+	'^not ok 5 .*which the lane requires'
+d=$(mk nokmemleak); rm "$d/kcheck/kmemleak"
+t "a kernel without kmemleak fails check 6 where the lane requires kmemleak" 1 "$d" \
+	'^not ok 6 .*which the lane requires'
+d=$(mk nokasan); sed -i 's/^kasan 1$/kasan 0/' "$d/kcheck/checkers"
+t "KASAN not active fails check 8 where the lane requires it" 1 "$d" '^not ok 8 .*not active: kasan\)'
+d=$(mk nodma); sed -i 's/^dma-api 1$/dma-api 0/' "$d/kcheck/checkers"
+KARGS="--require dma-api,ubsan"
+t "DMA-API debug disabled fails check 8 where the lane requires it" 1 "$d" '^not ok 8 .*not active: dma-api\)'
+d=$(mk nocheckers); rm "$d/kcheck/checkers"
+t "no record of the checkers fails check 8 where the lane requires one" 1 "$d" '^not ok 8 .*not collected'
+d=$(mk allon)
+t "every required checker active passes check 8" 0 "$d" '^ok 8 .*active \(dma-api ubsan\)'
+KARGS="--require kasn"
+t "an unknown checker is a usage error" 2 "$d" "unknown checker 'kasn'"
+KARGS=
 echo "1..$n"
 exit $fail
