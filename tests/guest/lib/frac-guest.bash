@@ -10,7 +10,8 @@
 #                                 $FRAC_KO names another frac.ko (default kernel/frac.ko)
 #   guest_unload_frac             rmmod frac if loaded
 #   guest_have_device, guest_bdf  is there a FRAC-1; its PCI address
-#   guest_run NAME PROG [ARGS..]  run a kselftest program, its results become ours
+#   guest_run NAME PROG [ARGS..]  run a kselftest program, its results become ours; its wall
+#                                 time in a "# time: NAME S s" line
 #   guest_ok DESC CMD [ARGS..]    one result: ok if CMD succeeds
 #   guest_diag TEXT..             a diagnostic line
 #   guest_dmesg_check             one result: no BUG:/WARNING:/Oops/UBSAN since guest_begin
@@ -118,8 +119,9 @@ guest_bdf() {
 # before reporting everything it planned, or exits non-zero without a failed result, adds a
 # failed result of its own.
 guest_run() { # guest_run NAME PROG [ARGS..]
-	local name=$1 plan=-1 ran=0 bad=0 rc=255 line num rest; shift
+	local name=$1 plan=-1 ran=0 bad=0 rc=255 line num rest t0; shift
 	guest_diag "--- $name: $*"
+	t0=$(date +%s.%N)
 	# A pipe, not a process substitution: the guest has no /dev/fd. lastpipe keeps the loop
 	# in this shell, so its counters survive.
 	{ "$@" 2>&1; echo "__frac_rc=$?"; } | while IFS= read -r line; do
@@ -140,6 +142,8 @@ guest_run() { # guest_run NAME PROG [ARGS..]
 		*) echo "$line" ;;
 		esac
 	done
+	# scripts/tap-summary lists the slowest programs from these lines.
+	awk -v n="$name" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "# time: %s %.1f s\n", n, b - a }'
 	if [ "$plan" != "$ran" ]; then
 		guest_result FAIL "$name: planned $plan results, reported $ran (exit status $rc)"
 	elif [ "$rc" != 0 ] && [ "$bad" = 0 ]; then
