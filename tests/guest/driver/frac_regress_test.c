@@ -668,30 +668,115 @@ TEST_F(regress, host_bo_handed_out_uncleared)
  * memset_io() of its whole size, in the ioctl, without a resched: a 4 GiB
  * BO (the largest a BO may be) held a CPU for 41 s under emulation and the
  * guest's watchdog reported "BUG: soft lockup - CPU#0 stuck for 26s!"; any
- * user who can open the device can do that. The largest device BO the
- * device memory allows (up to 4 GiB) must be created, read as zeros where
- * sampled, and leave the kernel log clean. Needs device memory of 1 GiB or
- * more to mean anything (scripts/vm --prop mem-size=8G): skipped below.
+ * user who can open the device can do that. The clear now yields between
+ * MiBs. A watcher thread, pinned to this thread's CPU, notes the longest time
+ * it does not run while a device BO of all of device memory (up to 1 GiB;
+ * the default 256 MiB take seconds to clear under emulation) is created:
+ * without the yields it runs again only when the ioctl returns, a gap of the
+ * whole clear (the kernels here do not preempt a task in the kernel); with
+ * them, a gap of a MiB's clear or so. The gap must be under half of the CPU
+ * time BO_CREATE took (not its wall time: once it returns, the scheduler may
+ * run the watcher for as long again before this thread looks at the clock),
+ * and that CPU time long enough to tell (100 ms). Twice: the first BO is
+ * written where the second is then sampled, which must read zeros; and the
+ * kernel log stays clean.
  */
-TEST_F_TIMEOUT(regress, devmem_bo_clear_holds_the_cpu, 300)
+struct cpu_watch {
+	int stop;
+	int64_t last;		/* when the watcher last ran */
+	int64_t max_gap;	/* the longest it did not run since reset to 0 */
+};
+
+static void *cpu_watch_run(void *arg)
 {
-	uint64_t size = self->dev.devmem_size < (4ull << 30) ? self->dev.devmem_size : 4ull << 30;
-	struct frac_bo bo = { 0 };
-	uint64_t smp[64] = { 0 }, zero[64] = { 0 };
-	int64_t t0;
+	struct cpu_watch *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
+		int64_t now = frac_mono_ns();
+		int64_t gap = now - __atomic_load_n(&w->last, __ATOMIC_RELAXED);
+
+		if (gap > __atomic_load_n(&w->max_gap, __ATOMIC_RELAXED))
+			__atomic_store_n(&w->max_gap, gap, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->last, now, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * FRAC_NSEC + ts.tv_nsec;
+}
+
+/*
+ * Create a device BO of @size while @w's thread shares this CPU; *@cpu: the
+ * CPU time BO_CREATE took, *@gap: the longest time the watcher did not run.
+ */
+static int watched_create(struct frac_dev *dev, uint64_t size, struct cpu_watch *w,
+			  struct frac_bo *bo, int64_t *cpu, int64_t *gap)
+{
+	int64_t c0, c1, tail;
 	int ret;
 
-	if (!(self->dev.features & DRM_FRAC_FEAT_DEVMEM) || size < (1ull << 30))
-		SKIP(return, "needs 1 GiB of device memory or more (--prop mem-size=8G)");
-	t0 = frac_mono_ns();
-	ret = frac_t_bo(&self->dev, size, DRM_FRAC_BO_DEVMEM, &bo);
-	ASSERT_EQ(0, ret) TH_LOG("%llu MiB device BO: %s", (unsigned long long)(size >> 20),
-				 strerror(-ret));
-	TH_LOG("%llu MiB device BO created in %lld ms", (unsigned long long)(size >> 20),
-	       (long long)((frac_mono_ns() - t0) / 1000000));
-	sample(bo.map, size / 64, smp, 64);
-	EXPECT_EQ(-1, sample_diff(smp, zero, 64));
-	frac_bo_destroy(&self->dev, &bo);
+	usleep(20000);
+	__atomic_store_n(&w->max_gap, 0, __ATOMIC_RELAXED);
+	c0 = thread_cpu_ns();
+	ret = frac_bo_create(dev, size, DRM_FRAC_BO_DEVMEM, bo);
+	c1 = thread_cpu_ns();
+	/* Its gap since it last ran, in case it has not run since the ioctl. */
+	tail = frac_mono_ns() - __atomic_load_n(&w->last, __ATOMIC_RELAXED);
+	*gap = __atomic_load_n(&w->max_gap, __ATOMIC_RELAXED);
+	if (tail > *gap)
+		*gap = tail;
+	*cpu = c1 - c0;
+	return ret ?: frac_bo_map(dev, bo);
+}
+
+TEST_F_TIMEOUT(regress, devmem_bo_clear_holds_the_cpu, 300)
+{
+	uint64_t size = self->dev.devmem_size < (1ull << 30) ? self->dev.devmem_size : 1ull << 30;
+	struct cpu_watch w = { .last = frac_mono_ns() };
+	uint64_t smp[64] = { 0 }, zero[64] = { 0 };
+	struct frac_bo bo = { 0 };
+	int64_t cpu, gap;
+	cpu_set_t one;
+	pthread_t thr;
+	uint64_t j;
+	int i, ret;
+
+	if (!has_devmem(&self->dev, 64 << 20))
+		FAIL(return, "needs 64 MiB of device memory or more");
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, cpu_watch_run, &w));
+	for (i = 0; i < 2; i++) {
+		memset(&bo, 0, sizeof(bo));
+		ret = watched_create(&self->dev, size, &w, &bo, &cpu, &gap);
+		EXPECT_EQ(0, ret) TH_LOG("%llu MiB device BO: %s", (unsigned long long)(size >> 20),
+					 strerror(-ret));
+		if (ret)
+			break;
+		TH_LOG("%llu MiB device BO created in %lld ms of CPU time; another thread on its "
+		       "CPU waited %lld ms at most", (unsigned long long)(size >> 20),
+		       (long long)(cpu / 1000000), (long long)(gap / 1000000));
+		EXPECT_LE(FRAC_NSEC / 10, cpu) TH_LOG("too quick to tell a yield from none");
+		EXPECT_GT(cpu / 2, gap) TH_LOG("the clear held the CPU");
+		if (!i) {
+			for (j = 0; j < 64; j++)
+				*(volatile uint64_t *)((uint8_t *)bo.map + j * (size / 64)) =
+					FRAC_POISON64;
+			__sync_synchronize();
+		} else {
+			sample(bo.map, size / 64, smp, 64);
+			EXPECT_EQ(-1, sample_diff(smp, zero, 64)) TH_LOG("not cleared");
+		}
+		frac_bo_destroy(&self->dev, &bo);
+	}
+	__atomic_store_n(&w.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thr, NULL);
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
