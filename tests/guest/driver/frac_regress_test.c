@@ -1168,18 +1168,23 @@ TEST_F_TIMEOUT(regress, unwaited_jobs_pile_up_without_limit, 120)
  * allocated on the freed range received the dead job's data.
  *
  * The longest devmem COPY the device memory allows (half of it onto the
- * other half; `--prop mem-size=1G` makes the window wider) is called over
- * while it runs: by a device reset (debugfs reset, or the fatal state of
- * fault injection, once the copy is seen to have begun), or by the job
- * timeout (fixture timeout: regress.sh loads job_timeout_ms=1, one jiffy).
- * Once WAIT has returned, either the destination, sampled at 4096 places
- * through its mapping, must never change again; or the destination is freed
- * at once, a second file allocates its range, and that new BO must never
- * change. A host destination is not tried: the device stops a host copy at
- * its next 256 KiB chunk, microseconds, which no snapshot can catch.
+ * other half, at most 512 MiB; `--prop mem-size=1G` makes the window wider)
+ * is called over while it runs: by a device reset (debugfs reset, or the
+ * fatal state of fault injection, once the copy is seen to have begun), or
+ * by the job timeout (fixture timeout: regress.sh loads job_timeout_ms=1,
+ * one jiffy). The job cannot end by itself first: injected latency holds its
+ * end 60 s past its work (the device posts its record no earlier), so it
+ * must end with the reset's -EIO or the timeout's -ETIMEDOUT whatever the
+ * speeds of host and guest; its data may all be written by then. Once WAIT
+ * has returned, either the destination, sampled at 4096 places through its
+ * mapping, must never change again; or the destination is freed at once, a
+ * second file allocates its range, and that new BO must never change. A
+ * host destination is not tried: the device stops a host copy at its next
+ * 256 KiB chunk, microseconds, which no snapshot can catch.
  */
 #define SETTLE_US	300000
 #define CALL_OVER_MAX	(512ull << 20)
+#define CALL_OVER_HOLD	"latency 0 60000"	/* ms, past every job timeout used here */
 
 enum call_over { BY_TIMEOUT, BY_DEVICE_RESET, BY_FATAL_ERROR };
 enum watch { WATCH_DST, WATCH_REUSED_RANGE };
@@ -1245,18 +1250,25 @@ static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
 	cmd.src_handle = src.handle;
 	cmd.dst_handle = dst.handle;
 	cmd.len = size;
+	/* The copy is the next job queue 0 fetches: its end held back. */
+	ASSERT_EQ(0, queue_drain(dev, 0));
+	ASSERT_EQ(0, frac_t_inject(dev, CALL_OVER_HOLD));
+	t_wait = frac_mono_ns();
 	ASSERT_EQ(0, frac_t_submit(dev->fd, &cmd, 1, 0, 0, 0, &id));
 	if (how != BY_TIMEOUT) {
 		/*
 		 * Once the copy has begun (one of 64 pages across the
-		 * destination changed), or after 2 s.
+		 * destination changed), or after 2 s: a reset before it began
+		 * would test nothing but the job's status.
 		 */
-		for (i = 0; i < 4000; i++) {
+		for (i = 0; frac_mono_ns() - t_wait < 2 * FRAC_NSEC; i++) {
 			sample(dst.map, size / 64, s0, 64);
 			if (sample_diff(s0, s1, 64) >= 0)	/* s1: zeros */
 				break;
 			usleep(500);
 		}
+		EXPECT_GT(2 * FRAC_NSEC, frac_mono_ns() - t_wait)
+			TH_LOG("the copy had not begun 2 s after SUBMIT");
 		ret = how == BY_DEVICE_RESET ? debugfs_reset(dev) : frac_t_inject(dev, "fatal");
 		ASSERT_EQ(0, ret);
 	}
@@ -1301,10 +1313,10 @@ static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
 		map = fresh.map;
 	}
 	sample(map, stride, s0, n);
-	if (w.status == 0)
-		SKIP(goto out, "the %llu MiB copy ended before it was called over: raise mem-size",
-		     (unsigned long long)(size >> 20));
-	EXPECT_EQ(how == BY_TIMEOUT ? -ETIMEDOUT : -EIO, w.status);
+	/* The injected latency held its end: it cannot have ended by itself. */
+	EXPECT_EQ(how == BY_TIMEOUT ? -ETIMEDOUT : -EIO, w.status)
+		TH_LOG("the %llu MiB copy ended %d, not called over",
+		       (unsigned long long)(size >> 20), w.status);
 
 	/* Called over: from now on nothing writes there. */
 	usleep(SETTLE_US);
@@ -1315,7 +1327,6 @@ static void devmem_writes_after_call_over(struct __test_metadata *_metadata,
 		       (unsigned long long)(d * stride), (unsigned long long)s0[d],
 		       (unsigned long long)s1[d]);
 	}
-out:
 	frac_bo_destroy(&other, &fresh);
 	frac_close(&other);
 	frac_bo_destroy(dev, &src);
