@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Guest regression tests of issue 9 (frac_regress_test): a WAIT racing SUBMIT's id publication,
-# a dma-buf import with too many segments, new BOs reading as zeros, a failed SUBMIT writing
-# back, WAIT's timeout under signals and after EINTR, HIGH priority for nobody, the per-file
-# limit of unwaited jobs, clearing a big device BO (mem-size >= 1G only); a device->device copy
-# called over by a device reset, a fatal error and, with job_timeout_ms=1, a job timeout
-# (nothing is written after WAIT returns); last, mmap of a device BO racing the device's
-# removal (a rescan brings it back); direct submission (issue 15): on and off, a context's
-# order kept, and a killed file's direct copy keeping its destination until it ran. Unloads frac.ko at the end, so that the runners after it
-# load it with their own parameters. FRAC_KO selects another frac.ko. Prints TAP.
+# Guest regression tests (frac_regress_test), a fixture per module load. regress
+# (job_timeout_ms=5000): a WAIT racing SUBMIT's id publication, a dma-buf import with too many
+# segments, new BOs reading as zeros, private mappings refused, a device BO's clear yielding the
+# CPU, a failed SUBMIT writing nothing back, WAIT's timeout under signals and after EINTR, HIGH
+# priority refused to nobody, host BO memory charged to its memory cgroup, the per-file limit of
+# unwaited jobs, and a device->device copy (its end held back by injected latency) called over
+# by a device reset or a fatal error writing nothing once WAIT has returned. direct
+# (job_timeout_ms=10000): direct submission on and off, device memory back at once after a
+# direct job, a context's order and priorities kept, SUBMITs racing resets, a killed file's
+# direct job keeping its destination until it ran. timeout (job_timeout_ms=1): the copy called
+# over by the job timeout. Last, unplug: mmap of a device BO racing the device's removal (the
+# test rescans; the rescan is checked here too). A test fails, not skips, without what it needs
+# (the device, device memory, fault injection, debugfs, udmabuf, a memory cgroup controller,
+# two CPUs, its job_timeout_ms). No test depends on another's leftovers or on the order they
+# run in. Unloads frac.ko at the end, so that the runners after it load it with their own
+# parameters. FRAC_KO selects another frac.ko. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 PROG=$GUEST_TESTS/frac_regress_test
