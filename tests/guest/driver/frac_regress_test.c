@@ -104,10 +104,9 @@ static int kmsg_bugs(int fd)
 /* ---- Helpers ----------------------------------------------------------- */
 
 /*
- * SKIP()'s counterpart for what the lanes that run this program provide (a
- * frac device with device memory and fault injection, debugfs, udmabuf, two
- * CPUs, the job_timeout_ms regress.sh loads): without it the test cannot
- * check what it names, and says why as it fails.
+ * SKIP()'s counterpart for what the lanes that run this program provide (see
+ * the head of this file): without it the test cannot check what it names,
+ * and fails, saying why as SKIP() would.
  */
 #define FAIL(statement, fmt, ...) do { \
 	snprintf(_metadata->results->reason, \
@@ -126,10 +125,10 @@ static int kmsg_bugs(int fd)
 	ASSERT_EQ(0, __ret) TH_LOG("frac_open: %s", strerror(-__ret)); \
 } while (0)
 
-/* The device has device memory, of at least @min bytes. */
+/* The device has device memory, @min bytes (> 0) or more. */
 static bool has_devmem(const struct frac_dev *dev, uint64_t min)
 {
-	return (dev->features & DRM_FRAC_FEAT_DEVMEM) && dev->devmem_size && dev->devmem_size >= min;
+	return (dev->features & DRM_FRAC_FEAT_DEVMEM) && dev->devmem_size >= min;
 }
 
 /*
