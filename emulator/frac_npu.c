@@ -380,6 +380,17 @@ static void frac_npu_init_state(FracState *s)
     }
 }
 
+/*
+ * A subregion holds a reference to its owner until it leaves its container:
+ * regs and doorbells left in bar0 would keep the device itself alive, never
+ * finalized after an unplug. Take them out, as nvme_exit does its iomem.
+ */
+static void frac_npu_uninit_bar0(FracState *s)
+{
+    memory_region_del_subregion(&s->bar0, &s->db);
+    memory_region_del_subregion(&s->bar0, &s->regs);
+}
+
 /* Config space, BARs, device memory and the capabilities. */
 static bool frac_npu_init_pci(FracState *s, Error **errp)
 {
@@ -403,7 +414,7 @@ static bool frac_npu_init_pci(FracState *s, Error **errp)
 
     if (!memory_region_init_ram(&s->devmem, OBJECT(s), "frac-npu.devmem",
                                 s->mem_size, errp)) {
-        return false;
+        goto err_bar0;
     }
     s->devmem_ptr = memory_region_get_ram_ptr(&s->devmem);
     pci_register_bar(pdev, FRAC_BAR_MEM, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -413,11 +424,11 @@ static bool frac_npu_init_pci(FracState *s, Error **errp)
     /* Capabilities: PM, MSI, MSI-X, PCIe (FLR), AER. */
     ret = pci_pm_init(pdev, 0x40, errp);
     if (ret < 0) {
-        return false;
+        goto err_bar0;
     }
     if (s->use_msi &&
         msi_init(pdev, FRAC_MSI_CAP_OFFSET, 1, true, false, errp) < 0) {
-        return false;
+        goto err_bar0;
     }
     nvec = s->num_queues + 1;
     if (s->use_msix) {
@@ -452,6 +463,8 @@ err_msix:
     }
 err_msi:
     msi_uninit(pdev);
+err_bar0:
+    frac_npu_uninit_bar0(s);
     return false;
 }
 
@@ -545,6 +558,7 @@ static void frac_npu_exit(PCIDevice *pdev)
         msix_uninit(pdev, &s->bar0, &s->bar0);
     }
     msi_uninit(pdev);
+    frac_npu_uninit_bar0(s);
     g_free(s->last_inject);
 }
 
