@@ -45,6 +45,8 @@ struct qts {
 	char sock[96], qmp_sock[96], log[96];
 	char *cmd;		/* scratch for formatted commands */
 	size_t cmd_cap;
+	char *events;		/* QMP events qts_qmp() skipped, one a line */
+	size_t events_len;
 };
 
 /* ---- process and sockets --------------------------------------------- */
@@ -456,6 +458,7 @@ int qts_quit(struct qts *s)
 	free(s->qt.buf);
 	free(s->qmp.buf);
 	free(s->cmd);
+	free(s->events);
 	free(s);
 	return ret;
 }
@@ -779,8 +782,26 @@ char *qts_qmp(struct qts *s, const char *fmt, ...)
 			return NULL;
 		if (!strncmp(line, "{\"return\"", 9) || !strncmp(line, "{\"error\"", 8))
 			return strdup(line);
-		/* an event: skip */
+		/* an event: keep it for qts_qmp_events() */
+		n = strlen(line);
+		msg = realloc(s->events, s->events_len + n + 2);
+		if (!msg)
+			continue;
+		s->events = msg;
+		memcpy(s->events + s->events_len, line, n);
+		s->events_len += n;
+		s->events[s->events_len++] = '\n';
+		s->events[s->events_len] = '\0';
 	}
+}
+
+char *qts_qmp_events(struct qts *s)
+{
+	char *ev = s->events ? s->events : strdup("");
+
+	s->events = NULL;
+	s->events_len = 0;
+	return ev;
 }
 
 char *qts_json_escape(const char *in)

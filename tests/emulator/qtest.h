@@ -82,11 +82,16 @@ int64_t qts_clock_step(struct qts *s, int64_t ns);
 
 /*
  * Send one QMP command (a JSON object, printf format) and return the reply
- * line ({"return": ...} or {"error": ...}), skipping events. malloc'd; NULL
- * if the session is dead.
+ * line ({"return": ...} or {"error": ...}), skipping events (kept for
+ * qts_qmp_events). malloc'd; NULL if the session is dead.
  */
 char *qts_qmp(struct qts *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * The QMP events qts_qmp() has skipped since the last call, one JSON object
+ * a line ("" if none); malloc'd.
+ */
+char *qts_qmp_events(struct qts *s);
 
 /* qom-set of a string property; 0 on success, else -1 and *@err (malloc'd). */
 int qts_qom_set_str(struct qts *s, const char *path, const char *prop,
