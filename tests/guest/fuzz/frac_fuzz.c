@@ -335,9 +335,10 @@ struct proc {
 	uint32_t stolen[NSLOT][64];	/* ids released by WAITs of non-owners */
 	unsigned int nstolen[NSLOT];
 	/*
-	 * A WAIT on an id the thread does not own, in flight (0: none). Such a
-	 * WAIT may release the id before its thread records it in stolen[]:
-	 * the owner's WAIT then gets EINVAL for a job it still lists.
+	 * A WAIT in flight (0: none). One on an id the thread does not own, or
+	 * one whose file was closed and opened again under it (see
+	 * spec_wait_end()), may release the id before its thread records it in
+	 * stolen[]: the owner's WAIT then gets EINVAL for a job it still lists.
 	 */
 	uint32_t spec_id[MAX_THREADS];
 	int spec_slot[MAX_THREADS];
@@ -636,7 +637,8 @@ static int pick_slot(struct thr *t)
 }
 
 static void job_add(struct thr *t, int slot, unsigned int gen, uint32_t id);
-static void spec_wait_end(struct thr *t, int slot, uint32_t id, bool stolen);
+static void spec_wait_end(struct thr *t, int slot, unsigned int gen, uint32_t id, bool own,
+			  struct xres *r);
 static bool wait_job_bounded(struct thr *t, int slot, unsigned int gen, uint32_t id,
 			     int64_t bound_ns, struct drm_frac_wait *w);
 
@@ -1493,7 +1495,7 @@ static bool job_unreleased_unraced(int slot, unsigned int gen, uint32_t id)
 	return found;
 }
 
-/* Under P.lock: this thread's WAIT on an id it does not own begins (0: ends). */
+/* Under P.lock: this thread's WAIT of @id begins; spec_wait_end() when it returns. */
 static void spec_wait_locked(struct thr *t, int slot, uint32_t id)
 {
 	P.spec_slot[t->idx] = slot;
@@ -1515,7 +1517,11 @@ static bool wait_job_bounded(struct thr *t, int slot, unsigned int gen, uint32_t
 		w->job_id = id;
 		w->flags = 0;
 		w->timeout_ns = 200000000;
+		pthread_mutex_lock(&P.lock);
+		spec_wait_locked(t, slot, id);
+		pthread_mutex_unlock(&P.lock);
 		r = xioctl(t, IO_WAIT, slot, DRM_IOCTL_FRAC_WAIT, w, sizeof(*w), 0, NULL, 0);
+		spec_wait_end(t, slot, gen, id, true, &r);
 		if (r.raced)
 			return false;
 		if (!r.err) {
@@ -1584,8 +1590,7 @@ static void op_wait(struct thr *t)
 		}
 		break;
 	}
-	if (!own)
-		spec_wait_locked(t, slot, id);
+	spec_wait_locked(t, slot, id);
 	pthread_mutex_unlock(&P.lock);
 
 	memset(&w, 0xa5, sizeof(w));
@@ -1602,8 +1607,7 @@ static void op_wait(struct thr *t)
 	if (w.timeout_ns < 0 && !own)
 		w.timeout_ns = 1000000;		/* an unknown id answers at once anyway */
 	r = xioctl(t, IO_WAIT, slot, DRM_IOCTL_FRAC_WAIT, &w, sizeof(w), 0, NULL, 0);
-	if (!own)
-		spec_wait_end(t, slot, id, !r.err && !r.raced);
+	spec_wait_end(t, slot, gen, id, own, &r);
 	if (r.raced)
 		goto unclaim;
 	if (!r.err) {
@@ -1626,17 +1630,31 @@ static void op_wait(struct thr *t)
 unclaim:
 	if (claimed >= 0) {
 		pthread_mutex_lock(&P.lock);
-		if (P.jobs[claimed].state == J_CLAIMED && P.jobs[claimed].id == id)
+		if (P.jobs[claimed].state == J_CLAIMED && P.jobs[claimed].id == id &&
+		    P.jobs[claimed].gen == gen)
 			P.jobs[claimed].state = J_PENDING;
 		pthread_mutex_unlock(&P.lock);
 	}
 }
 
-/* The WAIT spec_wait_locked() announced returned; @stolen: it released @id. */
-static void spec_wait_end(struct thr *t, int slot, uint32_t id, bool stolen)
+/*
+ * The WAIT spec_wait_locked() announced returned with @r; @id was chosen
+ * when @slot's file was at @gen, @own: as the caller's own job. r->raced is
+ * set when the file changed since @gen. A close of fd[slot] and its reopen
+ * (op_fd_close()) give the new file the same fd number, and the WAIT may
+ * have gone to it: its fd looked up after the close, or looked up again when
+ * a signal restarted it (SA_RESTART). There it may have ended and released
+ * the new file's job of the same id, which a thread of ours owns. So the id
+ * counts as stolen when the WAIT succeeded on an id the caller does not own,
+ * or after the file changed, whichever file it went to.
+ */
+static void spec_wait_end(struct thr *t, int slot, unsigned int gen, uint32_t id, bool own,
+			  struct xres *r)
 {
 	pthread_mutex_lock(&P.lock);
-	if (stolen)
+	if (P.gen[slot] != gen)
+		r->raced = true;
+	if (!r->err && (!own || r->raced))
 		P.stolen[slot][P.nstolen[slot]++ % 64] = id;
 	P.spec_id[t->idx] = 0;
 	pthread_mutex_unlock(&P.lock);
@@ -1651,6 +1669,7 @@ static void op_wait_race(struct thr *t)
 {
 	int slot = pick_slot(t), k;
 	struct drm_frac_wait w;
+	unsigned int gen;
 	struct xres r;
 
 	if (opt.avoid_known & AK_WAIT)
@@ -1658,16 +1677,17 @@ static void op_wait_race(struct thr *t)
 	for (k = 0; k < 32; k++) {
 		pthread_mutex_lock(&P.lock);
 		memset(&w, 0, sizeof(w));
+		gen = P.gen[slot];
 		w.job_id = P.max_id[slot] + 1 + (k & 1);
 		spec_wait_locked(t, slot, w.job_id);
 		pthread_mutex_unlock(&P.lock);
 		w.timeout_ns = k & 2 ? 0 : 1000;
 		r = xioctl(t, IO_WAIT, slot, DRM_IOCTL_FRAC_WAIT, &w, sizeof(w), 0, NULL, 0);
-		spec_wait_end(t, slot, w.job_id, !r.err && !r.raced);
+		spec_wait_end(t, slot, gen, w.job_id, false, &r);
 		if (!r.err && !r.raced) {
 			/* Someone's job: it is released now, its owner will see EINVAL. */
 			check_wait_result(t, &w, w.job_id);
-			job_released(slot, P.gen[slot], w.job_id);
+			job_released(slot, gen, w.job_id);
 		}
 	}
 }
