@@ -11,7 +11,7 @@
 #   guest_unload_frac             rmmod frac if loaded
 #   guest_have_device, guest_bdf  is there a FRAC-1; its PCI address
 #   guest_run NAME PROG [ARGS..]  run a kselftest program, its results become ours; its wall
-#                                 time in a "# time: NAME S s" line
+#                                 time and each test's in "# time: NAME S s" lines
 #   guest_ok DESC CMD [ARGS..]    one result: ok if CMD succeeds
 #   guest_diag TEXT..             a diagnostic line
 #   guest_dmesg_check             one result: no BUG:/WARNING:/Oops/UBSAN since guest_begin
@@ -119,7 +119,7 @@ guest_bdf() {
 # before reporting everything it planned, or exits non-zero without a failed result, adds a
 # failed result of its own.
 guest_run() { # guest_run NAME PROG [ARGS..]
-	local name=$1 plan=-1 ran=0 bad=0 rc=255 line num rest t0; shift
+	local name=$1 plan=-1 ran=0 bad=0 rc=255 line num rest t0 tt= us; shift
 	guest_diag "--- $name: $*"
 	t0=$(date +%s.%N)
 	# A pipe, not a process substitution: the guest has no /dev/fd. lastpipe keeps the loop
@@ -129,6 +129,7 @@ guest_run() { # guest_run NAME PROG [ARGS..]
 		__frac_rc=*) rc=${line#__frac_rc=} ;;
 		"TAP version"*) ;;
 		1..*) plan=${line#1..}; plan=${plan%% *} ;;
+		"#  RUN "*) tt=${EPOCHREALTIME/./}; echo "$line" ;;
 		"ok "*|"not ok "*)
 			if [[ $line == "not ok "* ]]; then rest=${line#not ok }; else rest=${line#ok }; fi
 			num=${rest%% *}; rest=${rest#"$num"}
@@ -138,6 +139,12 @@ guest_run() { # guest_run NAME PROG [ARGS..]
 				echo "not ok $GUEST_N$rest"
 			else
 				echo "ok $GUEST_N$rest"
+			fi
+			# Each test's wall time, from its RUN line (scripts/tap-summary: the slowest).
+			if [ -n "$tt" ]; then
+				us=$(( ${EPOCHREALTIME/./} - tt )); tt=
+				rest=${rest# }; rest=${rest%% *}
+				printf '# time: %s %d.%01d s\n' "$rest" $((us / 1000000)) $((us % 1000000 / 100000))
 			fi ;;
 		*) echo "$line" ;;
 		esac
