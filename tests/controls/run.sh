@@ -61,7 +61,8 @@ control() {
 	local bug=$1 pat=$2 desc=$3 d=$OUT/$1 out rc
 	rm -rf "$d"; mkdir -p "$d/kcheck"
 	awk -v b="kcheck-ctl: begin $bug\$" -v e="kcheck-ctl: end $bug\$" \
-		'$0 ~ b { on = 1 } on { print } on && $0 ~ e { exit }' "$vm/console.log" > "$d/console.log" 2>/dev/null
+		'{ sub(/\r$/, "") } $0 ~ b { on = 1 } on { print } on && $0 ~ e { exit }' "$vm/console.log" \
+		> "$d/console.log" 2>/dev/null
 	# Everything but the log is a clean run's, so that only the report can fail it.
 	touch "$d/kcheck/done"; echo 12288 > "$d/kcheck/tainted"; echo 1 > "$d/kcheck/debug_locks"
 	: > "$d/kcheck/kmemleak"; echo yes > "$d/kcheck/frac-unloaded"

@@ -176,6 +176,10 @@ kr "the same report with frac.ko's work item in its chain is not known" unknown 
 	"$(lockdep '(work_completion)(&fdev->reset_work){+.+.}-{0:0}:' 40)"
 kr "the same report with frac.ko's workqueue in its chain is not known" unknown \
 	"$(lockdep '((wq_completion)frac-tdr){+.+.}-{0:0}:' 40)"
+log=$(lockdep x 0); sed -i 's/$/\r/' "$log"
+kr "control: the known report in a serial console log (CR LF lines) is known" known "$log"
+log=$(lockdep 'frac_pci_remove+0x44/0x90 [frac]' 121); sed -i 's/$/\r/' "$log"
+kr "the same with a [frac] frame at line 120, CR LF lines, is not known" unknown "$log"
 log=$(lockdep x 0); sed -i 's/pci_rescan_remove_lock/&_other/g' "$log"
 kr "a circular report between other locks is not known" unknown "$log"
 log=$(lockdep x 0); sed -i '/stack backtrace:/,$d' "$log"
