@@ -96,7 +96,7 @@ runner skipplan <<'EOF'
 echo "1..0 # SKIP perf not installed"
 EOF
 d=$(run guest skipplan)
-verdict "an unlisted skipped plan (1..0 # SKIP) fails" fail 'a skipped plan' "$d"
+verdict "an unlisted skipped plan (1..0, then SKIP) fails" fail 'a skipped plan' "$d"
 runner todo <<'EOF'
 echo "1..2"; echo "ok 1 - one"; echo "not ok 2 - two # TODO known, not frac: whatever"
 EOF
