@@ -23,6 +23,7 @@ mk() { # mk NAME: a clean guest output
 	touch "$d/kcheck/done"; echo 12288 > "$d/kcheck/tainted"; echo 1 > "$d/kcheck/debug_locks"
 	: > "$d/kcheck/kmemleak"; echo 4294900000 > "$d/kcheck/jiffies-start"
 	echo yes > "$d/kcheck/frac-unloaded"; echo "rmmod frac: exit 0" > "$d/kcheck/rmmod"
+	echo 0 > "$d/kcheck/dma-api-errors"
 	printf 'kasan 1\nlockdep 1\nkmemleak 1\ndma-api 1\nubsan 1\nkfence 0\nhung-task 1\n' \
 		> "$d/kcheck/checkers"
 	echo "$d"
@@ -90,6 +91,15 @@ d=$(mk nocheckers); rm "$d/kcheck/checkers"
 t "no record of the checkers fails check 8 where the lane requires one" 1 "$d" '^not ok 8 .*not collected'
 d=$(mk allon)
 t "every required checker active passes check 8" 0 "$d" '^ok 8 .*active \(dma-api ubsan\)'
+d=$(mk dmaerr); echo 3 > "$d/kcheck/dma-api-errors"
+t "DMA-API debug's error count above 0 fails check 9 (it prints only the first)" 1 "$d" \
+	'^not ok 9 .*counted 3'
+d=$(mk nodmaerr); rm "$d/kcheck/dma-api-errors"
+t "no DMA-API error count where the lane requires DMA-API debug fails check 9" 1 "$d" \
+	'^not ok 9 .*not collected'
+d=$(mk died); rm "$d/kcheck/done" "$d/kcheck/debug_locks" "$d/kcheck/kmemleak"
+t "a guest that died: checks 5 and 6 say not collected, not 'no lockdep'" 1 "$d" \
+	'^not ok 5 .*not collected: the guest did not finish'
 KARGS="--require kasn"
 t "an unknown checker is a usage error" 2 "$d" "unknown checker 'kasn'"
 KARGS=
