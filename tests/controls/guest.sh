@@ -4,10 +4,11 @@
 # so that the host can judge each bug's part of the log alone. Prints TAP: that each load ran.
 set -uo pipefail
 ko=${KCHECK_CTL_KO:?KCHECK_CTL_KO: the kcheck_ctl.ko to load}
-BUGS=${KCHECK_CTL_BUGS:-uaf abba oob dma-size dma-held hung leak}
+# lockdep first: a KASAN report taints the kernel LOCKDEP_NOW_UNRELIABLE, which turns lockdep off.
+BUGS=${KCHECK_CTL_BUGS:-abba oob dma-size dma-held hung uaf leak}
 ht=/proc/sys/kernel/hung_task_timeout_secs
 # DMA-API debug prints only its first error unless told to print them all.
-echo Y > /sys/kernel/debug/dma-api/all_errors 2>/dev/null
+echo 1 > /sys/kernel/debug/dma-api/all_errors || { echo "Bail out! cannot make DMA-API debug print every error"; exit 1; }
 echo "TAP version 13"
 n=0 rc=0
 for b in $BUGS; do

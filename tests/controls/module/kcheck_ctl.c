@@ -12,6 +12,9 @@
  *   oob       an array index past the array's end         (UBSAN bounds)
  *   dma-size  a mapping unmapped with another size        (DMA-API debug)
  *   dma-held  a mapping still held when the driver unbinds (DMA-API debug)
+ *
+ * The two DMA bugs bind a PCI driver to FRAC-1 (1234:fac1), in a boot where frac.ko is not
+ * loaded: DMA-API debug checks mappings left at unbind on the PCI bus, as it would frac.ko's.
  *   hung      a task in D state past hung_task_timeout_secs (hung-task detection)
  */
 #include <linux/delay.h>
@@ -19,7 +22,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/platform_device.h>
+#include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -115,16 +118,16 @@ static noinline int ctl_hung(void)
 	return 0;
 }
 
-/* The DMA controls: a platform device and driver of our own, mapped through the DMA API. */
+/* The DMA controls: a PCI driver for FRAC-1 that maps a buffer through the DMA API. */
 static void *ctl_buf;
 static dma_addr_t ctl_dma;
 
-static int ctl_probe(struct platform_device *pdev)
+static int ctl_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
 	int ret;
 
-	ret = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
 	ctl_buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
@@ -145,26 +148,37 @@ static int ctl_probe(struct platform_device *pdev)
 	return 0;
 }
 
-static struct platform_driver ctl_driver = {
-	.probe = ctl_probe,
-	.driver = { .name = "kcheck_ctl" },
+static void ctl_remove(struct pci_dev *pdev)
+{
+}
+
+/* No MODULE_DEVICE_TABLE: nothing loads this module for the device on its own. */
+static const struct pci_device_id ctl_ids[] = {
+	{ PCI_DEVICE(0x1234, 0xfac1) },
+	{ }
 };
 
-static struct platform_device *ctl_pdev;
+static struct pci_driver ctl_driver = {
+	.name = "kcheck_ctl",
+	.id_table = ctl_ids,
+	.probe = ctl_probe,
+	.remove = ctl_remove,
+};
+
+static bool ctl_registered;
 
 static int ctl_dma_start(void)
 {
-	int ret = platform_driver_register(&ctl_driver);
+	int ret = pci_register_driver(&ctl_driver);
 
 	if (ret)
 		return ret;
-	ctl_pdev = platform_device_register_simple("kcheck_ctl", -1, NULL, 0);
-	if (IS_ERR(ctl_pdev)) {
-		ret = PTR_ERR(ctl_pdev);
-		ctl_pdev = NULL;
-		platform_driver_unregister(&ctl_driver);
-		return ret;
+	if (!ctl_buf) {
+		pci_unregister_driver(&ctl_driver);
+		pr_err("kcheck_ctl: no FRAC-1 bound: nothing mapped\n");
+		return -ENODEV;
 	}
+	ctl_registered = true;
 	return 0;
 }
 
@@ -189,11 +203,9 @@ static int __init ctl_init(void)
 
 static void __exit ctl_exit(void)
 {
-	if (ctl_pdev) {
-		/* Unbinds the driver: DMA-API debug checks for mappings still held here. */
-		platform_device_unregister(ctl_pdev);
-		platform_driver_unregister(&ctl_driver);
-	}
+	/* Unbinds the driver: DMA-API debug checks for mappings still held here. */
+	if (ctl_registered)
+		pci_unregister_driver(&ctl_driver);
 	kfree(ctl_buf);
 }
 
