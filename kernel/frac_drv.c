@@ -40,10 +40,10 @@ u64 frac_device_clock(struct frac_device *fdev)
  * a register read after the sample. The reads run with interrupts off and
  * under latch_lock: the clock work runs preemptible, and another reader's
  * CLOCK_LO between ours and our CLOCK_HI would re-latch HI, 2^32 ns off if
- * LO wrapped in between (issue 11). Of @brackets round trips the shortest
- * gives the offset: a vCPU descheduled by the host mid-read stretches one
- * bracket, not all of them (FRAC_CLOCK_BRACKETS; the interrupt handler takes
- * one, to keep its interrupts-off time short).
+ * LO wrapped in between. Of @brackets round trips the shortest gives the
+ * offset: a vCPU descheduled by the host mid-read stretches one bracket, not
+ * all of them (FRAC_CLOCK_BRACKETS; the interrupt handler takes one, to keep
+ * its interrupts-off time short).
  */
 s64 frac_clock_offset_sample(struct frac_device *fdev, int brackets, u64 *rtt)
 {

@@ -46,8 +46,8 @@
 #define FRAC_DIRECT_CREDITS	DRM_FRAC_MAX_CMDS
 /*
  * reap_work's delay: only for a client that stops calling the driver, its
- * SUBMITs and WAITs reap the rest. At one jiffy it ran about 200 times a
- * second at QD32 (0.008 work items per job, make bench of 2026-12-05).
+ * SUBMITs and WAITs reap the rest. Long enough that reap_work stays rare
+ * while jobs keep coming.
  */
 #define FRAC_REAP_DELAY_MS	20
 

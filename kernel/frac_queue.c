@@ -216,10 +216,7 @@ static void frac_build_desc(struct frac_queue *q, u32 slot, struct frac_job *job
 
 /*
  * On by default: a job with nothing to wait for skips drm_sched's run_job and
- * free_job work items (docs/performance.md, 2026-12-05, make bench D, on
- * against off: QD1 latency 0.36x, 0.40x with the device fetching in a bottom
- * half; QD32 jobs/s 1.72x, 1.17x; per job at QD1 0.02 context switches and
- * no work item against 2.05 and 2.5).
+ * free_job work items, and their wakeups (measured in docs/performance.md).
  */
 static bool frac_direct_submit = true;
 module_param_named(direct_submit, frac_direct_submit, bool, 0644);
@@ -493,16 +490,14 @@ static int frac_status_errno(u32 status)
  * before its run (run_ns, taken before its descriptors were written) nor end
  * it after the handler saw its record (@irq_ns, taken after): the job
  * brackets its device times as a sample's two host reads bracket its clock
- * read. A sample the host skewed put both device times of 32 of 4000
- * flooded nops before their run in a CI run; fraclat clamped each to the
- * run, and their exec read 0. Moved as one, they keep the device's own exec
- * (t_end - t_start). A moved offset is the device's offset from then on
- * (each bound holds the true offset, so a move goes toward it), which keeps
- * the jobs that follow consistent with this one; debugfs "clock" counts the
- * moves and keeps the largest. A bound not stamped (0: the tracepoints were
- * off) is not used; when the two cross (the device's exec longer than run
- * -> irq on the host: the clocks' rates differ), the run's wins, and
- * fraclat clamps the end and counts it.
+ * read, so a sample the host skewed cannot put them before the run. Moved as
+ * one, they keep the device's own exec (t_end - t_start). A moved offset is
+ * the device's offset from then on (each bound holds the true offset, so a
+ * move goes toward it), which keeps the jobs that follow consistent with
+ * this one; debugfs "clock" counts the moves and keeps the largest. A bound
+ * not stamped (0: the tracepoints were off) is not used; when the two cross
+ * (the device's exec longer than run -> irq on the host: the clocks' rates
+ * differ), the run's wins, and fraclat clamps the end and counts it.
  */
 static s64 frac_job_clock_offset(struct frac_job *job, u64 t_start, u64 t_end,
 				 u64 irq_ns)
@@ -624,8 +619,7 @@ static u32 frac_cq_pending(struct frac_queue *q)
  * is not much longer than the clock work's shortest (clock_rtt_ref). A vCPU
  * the host deschedules between the first clock read and the device read
  * makes a long bracket whose midpoint is early: every device time converted
- * with it lands early, before its job's run (a CI run clamped 88 of 4000
- * flooded jobs, all within one sample's 10 ms). Such a sample is dropped and
+ * with it lands early, before its job's run. Such a sample is dropped and
  * the next handler tries again 10 ms later; the clock work refreshes the
  * offset every second whatever.
  */
@@ -683,14 +677,11 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 		/* Read the record only after seeing its phase bit flip. */
 		dma_rmb();
 		/*
-		 * frac_job_complete's interrupt time: when the handler found
-		 * the record, read after it looked, so never before the
-		 * device wrote it nor before its job ran. The look at the
-		 * handler's entry covers the records there then; a busy
-		 * handler also consumes records that arrive while it runs,
-		 * and those get the time of a later look (the entry time
-		 * alone was before the device end of 288 and before the run
-		 * of 87 of 4000 flooded nops, issue 11).
+		 * frac_job_complete's interrupt time is read after the handler
+		 * sees the record, so never before the device wrote it nor
+		 * before its job ran. A busy handler also consumes records that
+		 * arrive while it runs; those get the time of a later look, not
+		 * of the handler's entry.
 		 */
 		if (stamp && !found) {
 			/* at least this one: a device un-flipping a phase bit */
