@@ -326,8 +326,8 @@ fi
 # interrupt: no-irq 0 (only a timeout scan or a reset ends a job without one), clamped 0 (the
 # device cannot start a job before its run nor end it after the handler found its record,
 # and the driver converts each job's device times within those two: see check.py), each
-# job's stages adding up to its total, and every job counted. (Issue 11: with the interrupt
-# time guessed from the queue's last frac_irq, this flood had 28 no-irq and 184 clamped.)
+# job's stages adding up to its total, and every job counted. (Before commit 43c231b, with the
+# interrupt time guessed from the queue's last frac_irq, this flood had 28 no-irq and 184 clamped.)
 D=$T/irqflood; mkdir -p "$D"
 start_irqflood() {
 	bg lat "$BPF/fraclat" -j && wait_for "$T/lat.err" "^Tracing" || return 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench-report: summarise a `make bench` run (P1-P4, see ../shared/GOALS.md).
+"""bench-report: summarise a `make bench` run (P1-P4; goals in docs/performance.md).
 
 Usage: bench-report.py RAW_DIR [--json OUT]
 
@@ -151,7 +151,7 @@ def main():
                      "k/s", 1e3, 1, "frac/nvme (goal >= 1.0)")
 
     # Per job at QD32: context switches and work items of the whole guest (perf stat -a),
-    # frac's per job against nvme's per 4 KiB read (issue 15).
+    # frac's per job against nvme's per 4 KiB read.
     count_lines(res, "P2", per_job_counts(raw, "frac", lambda d: d["jobs"]),
                 per_job_counts(raw, "nvme", lambda d: fio_job(d)["total_ios"]),
                 "frac {} per job QD32", "nvme {} per I/O", "frac/nvme (goal <= 1.0)")
@@ -185,7 +185,7 @@ def main():
     else:
         print("P1bh not measured: no second FRAC-1 with fetch-in-doorbell=off")
 
-    # D: direct submission on against off, in the same repetition (issue 15).
+    # D: direct submission on against off, in the same repetition.
     d_any = False
     for fig, label, key, unit, scale in (
             ("p1", "QD1 p50", lambda d: d["lat_ns"]["p50"], "us", 1e3),

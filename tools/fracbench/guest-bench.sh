@@ -83,7 +83,7 @@ host_load() {
 }
 
 # Context switches and work items of the whole guest over one run of "$@" (perf stat -a),
-# into $1: per job they are the issue-15 figure against nvme's per I/O.
+# into $1: per job they are compared with nvme's per I/O.
 perf_counts() {	# out-file command...
 	local f=$1; shift
 	perf stat -a -x, -o "$f" -e context-switches -e workqueue:workqueue_execute_start -- "$@"

@@ -359,10 +359,10 @@ def fallback_checks(c):
 
 
 def flood_checks(c, least):
-    """A flood of jobs in flight (issue 11: "silent job loss beyond 16384 jobs in
-    flight"): with one program per job on frac_job_done there is no table of jobs in
-    flight, so every job the workloads submitted is measured, none lost, whatever the
-    backlog (256 here: the old tools' default table held that many, and lost the 5
+    """A flood of jobs in flight (before commit dc3c894 the tools matched jobs in a
+    table of jobs in flight, and a full table lost jobs): with one program per job on
+    frac_job_done there is no such table, so every job the workloads submitted is
+    measured, none lost, whatever the backlog (256 here: the old tools' default table held that many, and lost the 5
     jobs without an id below, which are measured now). Then the failed jobs: counted
     by status, out of fraclat's histograms."""
     loads = ("load.json", "load2.json", "load3.json")
@@ -449,21 +449,20 @@ def flood_checks(c, least):
 
 
 # A job's device times reach the host clock through a sampled offset, which the host's noise
-# can skew: in the project's CI (stop 28) a skewed sample put both device times of 32 of 4000
+# can skew: in a CI run of 2026-12-05 a skewed sample put both device times of 32 of 4000
 # flooded nops before their run (64 adjustments, each job's exec read 0), after 4 of 4000 in
-# an earlier run. The driver now converts each job's times with that offset moved into the
-# range the job's own host stamps allow (frac_job_clock_offset()): the device cannot start a
-# job before its run nor end it after its interrupt. Only a device time longer than the job's
+# an earlier run. Since commit d90f1d6 the driver converts each job's times with that offset
+# moved into the range the job's own host stamps allow (frac_job_clock_offset()): the device
+# cannot start a job before its run nor end it after its interrupt. Only a device time longer than the job's
 # run -> interrupt on the host could still be clamped; a nop's is far shorter. So the bound
 # is 0, whatever the host's noise, and each job's exec is the device's own.
 
 
 def irqflood_checks(c):
     """A flood of nops on one queue, every job ended by its queue's interrupt handler
-    (issue 11, "the interrupt stage is ill-defined"): each is measured with its
-    interrupt (no-irq only for a job a timeout scan or a reset ended), device times
-    clamped for at most 1% of the jobs (clock conversion skew only), each job's stages add
-    up to its total,
+    (the interrupt time is each record's own since commit 43c231b): each is measured
+    with its interrupt (no-irq only for a job a timeout scan or a reset ended), no
+    device time clamped, each job's stages add up to its total,
     fraclat counts every job of the workload, losing none, and fracsnoop has an event
     for each one its ring buffer did not drop."""
     def sums(key):
