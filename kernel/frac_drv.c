@@ -307,6 +307,7 @@ const struct drm_driver frac_drm_driver = {
 	.postclose = frac_postclose,
 	.show_fdinfo = frac_show_fdinfo,
 	.gem_create_object = frac_gem_create_object,
+	.gem_prime_import = frac_gem_prime_import,
 	.gem_prime_import_sg_table = frac_gem_prime_import_sg_table,
 	.ioctls = frac_ioctls,
 	.num_ioctls = ARRAY_SIZE(frac_ioctls),

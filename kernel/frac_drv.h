@@ -185,6 +185,15 @@ struct frac_device {
 	struct drm_mm devmem_mm;
 
 	/*
+	 * Protects imports: the BOs imported from other exporters' dma-bufs,
+	 * each on the list (by its import_link) from its import to its free,
+	 * so that a dma-buf imported into several files is attached and
+	 * mapped for the device once.
+	 */
+	struct mutex import_lock;
+	struct list_head imports;
+
+	/*
 	 * Serialises queue and device resets and removal; protects
 	 * in_pci_reset, wedged (written under it, read anywhere with
 	 * READ_ONCE) and each queue's sched_stopped. Lock order: reset_lock,
@@ -322,6 +331,8 @@ struct frac_bo {
 	 * freed with the BO (its VMAs hold a reference, so none maps it then).
 	 */
 	struct page *dummy;
+	/* Imported BOs: on frac_device.imports (import_lock), else empty */
+	struct list_head import_link;
 };
 
 static inline struct frac_device *to_frac_device(struct drm_device *dev)
@@ -396,6 +407,7 @@ u32 frac_local_queue(struct frac_device *fdev);
 
 /* frac_gem.c */
 struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t size);
+struct drm_gem_object *frac_gem_prime_import(struct drm_device *dev, struct dma_buf *dma_buf);
 struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 						      struct dma_buf_attachment *attach,
 						      struct sg_table *sgt);

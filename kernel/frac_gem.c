@@ -44,6 +44,12 @@ static void frac_shmem_free(struct drm_gem_object *obj)
 	}
 	if (bo->pinned)
 		drm_gem_shmem_unpin(&bo->base);
+	/* Off the imports before the attachment goes: no import finds it since its last put. */
+	if (!list_empty(&bo->import_link)) {
+		mutex_lock(&fdev->import_lock);
+		list_del_init(&bo->import_link);
+		mutex_unlock(&fdev->import_lock);
+	}
 	/* Frees @bo (an imported one: the exporter's mapping is released). */
 	drm_gem_shmem_free(&bo->base);
 	if (traced)
@@ -76,7 +82,64 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
 		return ERR_PTR(-ENOMEM);
 	bo->base.base.funcs = &frac_shmem_funcs;
 	bo->base.map_wc = false;
+	INIT_LIST_HEAD(&bo->import_link);
 	return &bo->base.base;
+}
+
+/* The live BO imported from @dma_buf, with a reference, or NULL. */
+static struct drm_gem_object *frac_import_find(struct frac_device *fdev,
+					       struct dma_buf *dma_buf)
+{
+	struct frac_bo *bo;
+
+	lockdep_assert_held(&fdev->import_lock);
+	list_for_each_entry(bo, &fdev->imports, import_link) {
+		struct drm_gem_object *obj = &bo->base.base;
+
+		/* One whose last reference is gone is being freed: not found. */
+		if (obj->import_attach->dmabuf == dma_buf && kref_get_unless_zero(&obj->refcount))
+			return obj;
+	}
+	return NULL;
+}
+
+/*
+ * PRIME import. drm_gem_prime_import() attaches another exporter's dma-buf
+ * and maps its pages for the device once per importing file; a dma-buf
+ * imported into a second file (directly, or re-exported from the first)
+ * would be mapped again, and two live mappings of one page for one device
+ * are what the DMA API does not support (DMA-API debug: "cacheline
+ * tracking EEXIST, overlapping mappings aren't supported"). Every file gets
+ * the one BO instead, as for our own exports. Not under import_lock while
+ * importing (the attachment takes the dma-buf's reservation lock, and a BO
+ * can be freed with one held): two first imports racing keep the first
+ * one's BO.
+ */
+struct drm_gem_object *frac_gem_prime_import(struct drm_device *dev, struct dma_buf *dma_buf)
+{
+	struct frac_device *fdev = to_frac_device(dev);
+	struct drm_gem_object *obj, *other;
+
+	mutex_lock(&fdev->import_lock);
+	obj = frac_import_find(fdev, dma_buf);
+	mutex_unlock(&fdev->import_lock);
+	if (obj)
+		return obj;
+
+	obj = drm_gem_prime_import(dev, dma_buf);
+	/* Our own exports come back as they are, not attached: nothing to note. */
+	if (IS_ERR(obj) || !obj->import_attach || obj->funcs != &frac_shmem_funcs)
+		return obj;
+	mutex_lock(&fdev->import_lock);
+	other = frac_import_find(fdev, dma_buf);
+	if (!other)
+		list_add(&to_frac_bo(obj)->import_link, &fdev->imports);
+	mutex_unlock(&fdev->import_lock);
+	if (other) {
+		drm_gem_object_put(obj);
+		return other;
+	}
+	return obj;
 }
 
 /*

@@ -135,8 +135,11 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = drmm_mutex_init(&fdev->drm, &fdev->reap_lock);
 	if (!ret)
 		ret = drmm_mutex_init(&fdev->drm, &fdev->devmem_lock);
+	if (!ret)
+		ret = drmm_mutex_init(&fdev->drm, &fdev->import_lock);
 	if (ret)
 		return ret;
+	INIT_LIST_HEAD(&fdev->imports);
 	drm_mm_init(&fdev->devmem_mm, 0, fdev->devmem_size);
 	ret = drmm_add_action_or_reset(&fdev->drm, frac_devmem_fini, NULL);
 	if (ret)
