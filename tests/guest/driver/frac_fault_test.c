@@ -206,6 +206,44 @@ static int inject(struct __test_metadata *_metadata, struct frac_dev *dev, const
 }
 
 /*
+ * Wait until the device has fetched every job written to queue @q's ring
+ * (its SQ_HEAD, in debugfs "queues", reached its SQ_TAIL): an injection
+ * for "the next job" made before that could be taken by a job still unfetched.
+ */
+static int wait_fetched(const struct frac_dev *dev, uint32_t q)
+{
+	char bdf[64], path[256], line[512];
+	unsigned int qn, head, tail, st;
+	int i, cur, ret = frac_t_bdf(dev, bdf, sizeof(bdf));
+	FILE *f;
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/queues", bdf);
+	for (i = 0; i < 1000; i++) {
+		f = fopen(path, "re");
+		if (!f)
+			return -errno;
+		cur = -1;
+		ret = -ENOENT;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "queue %u:", &qn) == 1)
+				cur = qn;
+			else if (cur == (int)q &&
+				 sscanf(line, "  hw: status %x sq_head %u sq_tail %u", &st, &head, &tail) == 3) {
+				ret = head == tail ? 0 : -EAGAIN;
+				break;
+			}
+		}
+		fclose(f);
+		if (ret != -EAGAIN)
+			return ret;
+		usleep(10000);
+	}
+	return -ETIME;
+}
+
+/*
  * With frac.ko's direct_submit on, a job that waits for nothing goes direct
  * (SUBMIT writes it to the ring): a hang is then a direct job's. drm_sched
  * never has it (the direct-job watchdog times it), its BOs' reservations
@@ -894,7 +932,12 @@ TEST_F_TIMEOUT(fault, jobs_behind_long_direct_jobs_not_timed_out, 120)
 	direct0 = frac_t_queue_counter(&self->dev, 0, "jobs_direct");
 	snprintf(what, sizeof(what), "latency 0 %llu", (unsigned long long)ms);
 	for (i = 0; i < 2; i++) {
-		/* The device takes each job as its doorbell rings: one injection each. */
+		/*
+		 * One injection each, each once the device has fetched the job
+		 * before: on the debug kernel the second came before the first
+		 * job's fetch, which took it, and the second job ran without.
+		 */
+		ASSERT_EQ(0, wait_fetched(&self->dev, 0)) TH_LOG("queue 0 not fetched in 10 s");
 		ASSERT_EQ(0, inject(_metadata, &self->dev, what));
 		id[i] = victim_job(_metadata, self, &self->dev, &bo[i], 0, 0, 0);
 	}
