@@ -705,7 +705,7 @@ TEST_F_TIMEOUT(failnth, prime_export, 300)
 	nth_loop(_metadata, &self->dev, &op, &self->ctx);
 }
 
-TEST_F_TIMEOUT(failnth, prime_import, 300)
+TEST_F_TIMEOUT(failnth, prime_import, 900)
 {
 	static const struct nth_op op = {
 		"PRIME import", import_setup, import_run, import_undo, NULL, import_teardown
