@@ -126,6 +126,7 @@ typedef struct FracJob {
     uint32_t gen;  /* FracQueue.gen at fetch */
     uint16_t sq_head;
     bool in_worker;  /* main loop: handed over, not yet back */
+    bool held; /* main loop: in use across a DMA or an interrupt */
     bool finished;  /* main loop: result valid */
     bool inject_error;
     bool inject_dma;

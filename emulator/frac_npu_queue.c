@@ -156,6 +156,24 @@ static void frac_npu_job_free(FracJob *job)
     g_free(job);
 }
 
+/*
+ * Invariant: any DMA or interrupt the main loop issues may reset the device
+ * before it returns. On q35 a DMA write or an MSI/MSI-X message can reach
+ * the MMCONFIG window, and QEMU's re-entrancy guard covers our BARs, not
+ * config space: 0x8000 written to our own Device Control is an FLR (a
+ * secondary bus reset through the root port's Bridge Control the same), so
+ * frac_npu_reset runs, and frac_npu_queue_abort with it, inside that write.
+ * A job the main loop uses across such a call is marked held: the abort
+ * unlinks it but leaves it to its holder, who after each DMA or interrupt
+ * asks frac_npu_job_dropped(), and if so frees the job and touches neither
+ * it nor its queue again (the queue's state is the reset's now). No other
+ * pointer to a job is kept across a DMA or an interrupt.
+ */
+static bool frac_npu_job_dropped(FracJob *job)
+{
+    return job->gen != job->q->gen;
+}
+
 void frac_npu_queue_fetch(FracQueue *q)
 {
     FracState *s = q->s;
@@ -231,7 +249,14 @@ void frac_npu_queue_fetch(FracQueue *q)
                 job->t_start = job->t_end = frac_npu_clock(s);
             }
         } else if (!q->outstanding && frac_npu_job_is_small(job)) {
+            job->held = true;
             frac_npu_job_execute(job);
+            job->held = false;
+            if (frac_npu_job_dropped(job)) {
+                /* Reset by its own DMA: it stopped there, posts nothing. */
+                frac_npu_job_free(job);
+                return;
+            }
             job->finished = true;
         } else {
             job->in_worker = true;
@@ -358,8 +383,8 @@ void frac_npu_coal_timer(void *opaque)
  * flip sees the whole record (NVMe puts its phase in the CQE's last dword
  * for the same reason).
  */
-static bool frac_npu_cqe_write(FracState *s, uint64_t addr,
-                           const struct frac_cqe *cqe)
+static bool frac_npu_cqe_write(FracState *s, FracJob *job, uint64_t addr,
+                               const struct frac_cqe *cqe)
 {
     static const struct {
         unsigned off, len;
@@ -375,7 +400,8 @@ static bool frac_npu_cqe_write(FracState *s, uint64_t addr,
     for (int i = 0; i < ARRAY_SIZE(part); i++) {
         if (pci_dma_write(PCI_DEVICE(s), addr + part[i].off,
                           (const uint8_t *)cqe + part[i].off,
-                          part[i].len) != MEMTX_OK) {
+                          part[i].len) != MEMTX_OK ||
+            frac_npu_job_dropped(job)) {
             return false;
         }
     }
@@ -403,7 +429,10 @@ static bool frac_npu_post_one(FracQueue *q, FracJob *job)
     cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
     cqe.err_addr = cpu_to_le64(job->err_addr);
     if (frac_npu_own_bar(s, addr, sizeof(cqe), NULL) ||
-        !frac_npu_cqe_write(s, addr, &cqe)) {
+        !frac_npu_cqe_write(s, job, addr, &cqe)) {
+        if (frac_npu_job_dropped(job)) {
+            return false; /* the write reset us: no error, no record */
+        }
         FRAC_GUEST_ERR(frac_npu_err_cq_write,
                        "q%u completion write to 0x%" PRIx64 " failed",
                        q->id, addr);
@@ -459,7 +488,7 @@ void frac_npu_queue_post(FracQueue *q)
 {
     FracState *s = q->s;
     FracJob *job;
-    bool posted = false;
+    bool posted = false, ok;
 
     if (s->exiting || (s->status & FRAC_STS_FATAL) || q->hung) {
         return;
@@ -469,7 +498,18 @@ void frac_npu_queue_post(FracQueue *q)
             timer_mod(q->post_timer, job->deadline);
             break;
         }
-        if (!(q->status & FRAC_QSTS_ENABLED) || !frac_npu_post_one(q, job)) {
+        if (!(q->status & FRAC_QSTS_ENABLED)) {
+            break;
+        }
+        job->held = true;
+        ok = frac_npu_post_one(q, job);
+        job->held = false;
+        if (frac_npu_job_dropped(job)) {
+            /* Its record or interrupt reset us; the abort left it to us. */
+            frac_npu_job_free(job);
+            return;
+        }
+        if (!ok) {
             break;
         }
         QTAILQ_REMOVE(&q->pending, job, pending);
@@ -524,8 +564,10 @@ void frac_npu_done_bh(void *opaque)
 /*
  * Drop every job of @q (docs/hw-spec.md 8, quiesce handshake). The jobs
  * waiting for the worker, the ones it has finished and the ones in the main
- * loop are freed here; the one the worker is running sees the new generation
- * at its next chunk and comes back through frac_npu_done_bh, which frees it.
+ * loop are freed here, but for a held one, which its holder frees (see
+ * frac_npu_job_dropped); the one the worker is running sees the new
+ * generation at its next chunk and comes back through frac_npu_done_bh,
+ * which frees it.
  * Nothing of the old generation is posted after this. q->outstanding stays
  * above zero until that last job is back.
  */
@@ -542,7 +584,7 @@ void frac_npu_queue_abort(FracQueue *q)
     /* pending holds every job of the old generation, in_worker or not. */
     QTAILQ_FOREACH_SAFE(job, &q->pending, pending, next) {
         QTAILQ_REMOVE(&q->pending, job, pending);
-        if (!job->in_worker) {
+        if (!job->in_worker && !job->held) {
             frac_npu_job_free(job);
         }
     }

@@ -2768,6 +2768,168 @@ static void t_own_bar_msix(struct dev *d, intptr_t arg)
 	CHECK(msi_fired(d, 1), "no interrupt afterwards");
 }
 
+/* ---- a reset from the device's own DMA or interrupt ------------------------------ */
+
+/*
+ * On q35 the device's DMA and MSI-X messages reach the MMCONFIG window, and
+ * QEMU's re-entrancy guard does not cover config space: 0x8000 written to the
+ * device's own PCIe Device Control is an FLR from inside its completion path
+ * or a command. QEMU must survive it, the jobs the FLR drops post no record
+ * (docs/hw-spec.md 8), no error is left behind, and the device works after.
+ */
+#define ECAM_BASE	0xb0000000ULL
+
+/* Turn MMCONFIG on (q35 PCIEXBAR); the address of @d's config space in it. */
+static uint64_t ecam_on(struct dev *d)
+{
+	struct dev host = { .q = d->q, .devfn = 0 };
+
+	cfg_wl(&host, 0x64, 0);
+	cfg_wl(&host, 0x60, (uint32_t)ECAM_BASE | 1);
+	return ECAM_BASE + ((uint64_t)d->devfn << 12);
+}
+
+static void ecam_off(struct dev *d)
+{
+	struct dev host = { .q = d->q, .devfn = 0 };
+
+	if (qts_alive(d->q))
+		cfg_wl(&host, 0x60, 0);
+}
+
+/* Move the clock until the reset shows (COMMAND cleared) or QEMU is gone. */
+static bool wait_self_flr(struct dev *d)
+{
+	double end = now_s() + WAIT_S;
+
+	while (qts_alive(d->q) && (cfg_rw(d, 0x04) & 0x6) && now_s() < end) {
+		if (qts_clock_step(d->q, 0) < 0)
+			usleep(200);
+	}
+	qts_clock_step(d->q, 1000000);
+	if (!CHECK(qts_alive(d->q), "QEMU died on a reset from the device's own DMA"))
+		return false;
+	return CHECK_EQ(cfg_rw(d, 0x04) & 0x6, 0, "COMMAND: the reset did not happen");
+}
+
+/* After the FLR: what the spec says of a reset, then a NOP on @q completes. */
+static void after_self_flr(struct dev *d, struct ring *old, unsigned nrec)
+{
+	struct frac_cqe c;
+	struct ring r;
+
+	if (!CHECK(pci_setup(d), "device lost after FLR"))
+		return;
+	for (int i = 0; i < 5000 && !(rd(d, FRAC_REG_STATUS) & FRAC_STS_READY); i++)
+		usleep(1000);
+	CHECK_EQ(rd(d, FRAC_REG_STATUS), FRAC_STS_READY | FRAC_STS_QUIESCED, "STATUS after FLR");
+	CHECK_EQ(rd(d, FRAC_REG_ERR_STATUS), 0, "ERR_STATUS after FLR");
+	CHECK_EQ(qrd(d, old->q, FRAC_Q_STATUS), 0, "queue STATUS after FLR");
+	CHECK_EQ(qrd(d, old->q, FRAC_Q_SQ_HEAD), 0, "queue SQ_HEAD after FLR");
+	CHECK_EQ(qrd(d, old->q, FRAC_Q_CQ_TAIL), 0, "queue CQ_TAIL after FLR");
+	/* The records written before the FLR, then none for the dropped jobs. */
+	for (unsigned i = 0; i < old->size; i++) {
+		qts_memread(d->q, old->cq + i * sizeof(c), &c, sizeof(c));
+		if (i < nrec)
+			CHECK(c.flags & FRAC_CQE_PHASE && c.job_id == i + 1 && !c.status,
+			      "record %u: job 0x%" PRIx64 " status %u flags 0x%x", i, c.job_id,
+			      c.status, c.flags);
+		else
+			CHECK(!(c.flags & FRAC_CQE_PHASE), "record %u for a dropped job 0x%" PRIx64,
+			      i, c.job_id);
+	}
+	fresh(d);
+	if (ring_init(d, &r, old->q, 8, 0))
+		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 0x77);
+	CHECK(msi_fired(d, old->q), "no interrupt after the FLR");
+}
+
+/* A NOP's MSI-X message writes Initiate FLR: the reset runs in the post loop. */
+static void t_self_flr_msix(struct dev *d, intptr_t arg)
+{
+	uint64_t e = d->bar0 + FRAC_MSIX_TABLE_OFFSET + 16 * 1, devctl;
+	struct ring r;
+	(void)arg;
+
+	if (!CHECK(d->pcie_cap, "no PCIe capability"))
+		return;
+	devctl = ecam_on(d) + d->pcie_cap + 8;
+	fresh(d);
+	if (!ring_init(d, &r, 1, 8, 0))
+		goto out;
+	qts_writel(d->q, e + 0, (uint32_t)devctl);
+	qts_writel(d->q, e + 4, devctl >> 32);
+	qts_writel(d->q, e + 8, 0x8000);
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 1 });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 3 });
+	ring_kick(&r);
+	if (wait_self_flr(d))
+		after_self_flr(d, &r, 1);
+out:
+	ecam_off(d);
+}
+
+/*
+ * The CQ in config space, slot 0 at the PCIe capability: the record's result
+ * (a CRC32C of nothing seeded with 0x8000) lands on Device Control.
+ */
+static void t_self_flr_cq(struct dev *d, intptr_t arg)
+{
+	uint64_t cfg;
+	struct ring r;
+	(void)arg;
+
+	if (!CHECK(d->pcie_cap, "no PCIe capability"))
+		return;
+	cfg = ecam_on(d);
+	fresh(d);
+	if (!ring_init(d, &r, 1, 8, 0))
+		goto out;
+	qwr(d, 1, FRAC_Q_CTRL, 0);
+	r.cq = cfg + d->pcie_cap + 8 - offsetof(struct frac_cqe, result);
+	qwr(d, 1, FRAC_Q_CQ_BASE_LO, (uint32_t)r.cq);
+	qwr(d, 1, FRAC_Q_CQ_BASE_HI, r.cq >> 32);
+	qwr(d, 1, FRAC_Q_CTRL, FRAC_QCTRL_ENABLE);
+	if (!CHECK(qrd(d, 1, FRAC_Q_STATUS) & FRAC_QSTS_ENABLED, "queue with the CQ in ECAM"))
+		goto out;
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_CRC32C, .job_id = 1, .src = BUF(0),
+					  .arg = { 0x8000 } });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
+	ring_kick(&r);
+	if (wait_self_flr(d)) {
+		r.cq = RING_BASE + RING_STRIDE + RING_STRIDE / 2;	/* nothing there */
+		after_self_flr(d, &r, 0);
+	}
+out:
+	ecam_off(d);
+}
+
+/* A small (inline) COPY whose destination is Device Control. */
+static void t_self_flr_copy(struct dev *d, intptr_t arg)
+{
+	uint32_t flr = 0x8000;
+	uint64_t devctl;
+	struct ring r;
+	(void)arg;
+
+	if (!CHECK(d->pcie_cap, "no PCIe capability"))
+		return;
+	devctl = ecam_on(d) + d->pcie_cap + 8;
+	fresh(d);
+	if (!ring_init(d, &r, 1, 8, 0))
+		goto out;
+	qts_memwrite(d->q, BUF(0), &flr, sizeof(flr));
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_COPY, .job_id = 1, .src = BUF(0),
+					  .dst = devctl, .len = sizeof(flr) });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
+	ring_kick(&r);
+	if (wait_self_flr(d))
+		after_self_flr(d, &r, 0);
+out:
+	ecam_off(d);
+}
+
 /* With bus mastering off the device cannot reach its rings. */
 static void t_bad_bus_master(struct dev *d, intptr_t arg)
 {
@@ -3948,6 +4110,25 @@ static void t_thermal_read_rate(struct dev *d, intptr_t arg)
  * (no DEVICE_DELETED, as NVMe sends). @arg 1: the same unplug of an idle
  * device.
  */
+static bool root_port_setup(struct dev *rp)
+{
+	for (int devfn = 0; devfn < 256 && rp->devfn < 0; devfn++) {
+		rp->devfn = devfn;
+		if (cfg_rl(rp, 0) != 0x000c1b36)
+			rp->devfn = -1;
+	}
+	if (!CHECK(rp->devfn >= 0, "no pcie-root-port on bus 0"))
+		return false;
+	/* Firmware's part: bus numbers, windows for BAR0 and BAR2, decoding on. */
+	cfg_wl(rp, 0x18, 0x00010100);
+	cfg_wl(rp, 0x20, 0xc000c000);			/* 0xc0000000..0xc00fffff */
+	cfg_wl(rp, 0x24, 0x0ff00000);			/* + upper 8: 32 GiB + 256 MiB */
+	cfg_wl(rp, 0x28, BAR2_ADDR >> 32);
+	cfg_wl(rp, 0x2c, BAR2_ADDR >> 32);
+	cfg_ww(rp, 0x04, 0x0006);
+	return true;
+}
+
 static void t_unplug_mmio_dma(struct dev *unused, intptr_t arg)
 {
 	struct dev rp = { .devfn = -1 }, d = { .devfn = 1 << 8 };	/* bus 1, device 0 */
@@ -3968,20 +4149,8 @@ static void t_unplug_mmio_dma(struct dev *unused, intptr_t arg)
 	if (!CHECK(d.q, "QEMU did not start"))
 		goto out;
 	rp.q = d.q;
-	for (int devfn = 0; devfn < 256 && rp.devfn < 0; devfn++) {
-		rp.devfn = devfn;
-		if (cfg_rl(&rp, 0) != 0x000c1b36)
-			rp.devfn = -1;
-	}
-	if (!CHECK(rp.devfn >= 0, "no pcie-root-port on bus 0"))
+	if (!root_port_setup(&rp))
 		goto quit;
-	/* Firmware's part: bus numbers, windows for BAR0 and BAR2, decoding on. */
-	cfg_wl(&rp, 0x18, 0x00010100);
-	cfg_wl(&rp, 0x20, 0xc000c000);			/* 0xc0000000..0xc00fffff */
-	cfg_wl(&rp, 0x24, 0x0ff00000);			/* + upper 8: 32 GiB + 256 MiB */
-	cfg_wl(&rp, 0x28, BAR2_ADDR >> 32);
-	cfg_wl(&rp, 0x2c, BAR2_ADDR >> 32);
-	cfg_ww(&rp, 0x04, 0x0006);
 	if (!CHECK(pci_setup(&d), "frac-npu behind the root port not reachable"))
 		goto quit;
 	fresh(&d);
@@ -4048,6 +4217,54 @@ struct test {
 };
 
 #define PROPS(nq, mem)	((intptr_t)(nq) << 40 | (intptr_t)(mem))
+
+/*
+ * A secondary bus reset from the device's own MSI-X message: it writes the
+ * dword at 0x3c of the root port above it, Bridge Control (0x3e) with Bus
+ * Reset set. Into frac_npu_reset by the same route as an FLR. @zl: with
+ * zero-latency=on, inside the doorbell write.
+ */
+static void t_self_sbr(struct dev *unused, intptr_t zl)
+{
+	struct dev rp = { .devfn = -1 }, d = { .devfn = 1 << 8 };	/* bus 1, device 0 */
+	uint64_t e, bctl;
+	char args[512];
+	struct ring r;
+	int st;
+	(void)unused;
+
+	snprintf(args, sizeof(args), "-machine q35,pit=off,hpet=off -nodefaults -m 256M "
+		 "-device pcie-root-port,id=rp0,chassis=1,slot=1 "
+		 "-device frac-npu,id=frac0,bus=rp0%s", zl ? ",zero-latency=on" : "");
+	d.q = qts_start(qemu_path, args);
+	if (!CHECK(d.q, "QEMU did not start"))
+		return;
+	rp.q = d.q;
+	if (!root_port_setup(&rp) ||
+	    !CHECK(pci_setup(&d), "frac-npu behind the root port not reachable"))
+		goto quit;
+	bctl = ecam_on(&rp) + 0x3c;
+	fresh(&d);
+	if (!ring_init(&d, &r, 1, 8, 0))
+		goto quit;
+	e = d.bar0 + FRAC_MSIX_TABLE_OFFSET + 16 * 1;
+	qts_writel(d.q, e + 0, (uint32_t)bctl);
+	qts_writel(d.q, e + 4, bctl >> 32);
+	qts_writel(d.q, e + 8, 0x00400000 | cfg_rw(&rp, 0x3c));
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 1 });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 2 });
+	ring_put(&r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = 3 });
+	ring_kick(&r);
+	if (wait_self_flr(&d)) {
+		CHECK(cfg_rw(&rp, 0x3e) & 0x40, "Bridge Control: no Bus Reset");
+		cfg_ww(&rp, 0x3e, 0);
+		after_self_flr(&d, &r, 1);
+	}
+	ecam_off(&rp);
+quit:
+	st = qts_quit(d.q);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "QEMU exit status 0x%x", st);
+}
 
 static const struct test main_tests[] = {
 	{ "power-on register values", t_regs_poweron, 1 },
@@ -4163,6 +4380,12 @@ static const struct test ownbar_tests[] = {
 	{ "QOM inject ran without the re-entrancy guard", t_inject_unguarded, 0 },
 };
 
+static const struct test selfreset_tests[] = {
+	{ "MSI-X message into the device's own Device Control (FLR)", t_self_flr_msix, 0 },
+	{ "CQ record into the device's own Device Control (FLR)", t_self_flr_cq, 0 },
+	{ "inline COPY into the device's own Device Control (FLR)", t_self_flr_copy, 0 },
+};
+
 static const struct test twodev_tests[] = {
 	{ "the phase dword was written before the rest of the record", t_cqe_phase_last, 0 },
 	{ "guest errors had no trace event of their own", t_guest_err_traced, 0 },
@@ -4172,6 +4395,9 @@ static const struct test noqemu_tests[] = {
 	{ "out-of-range properties are refused", t_bad_props, 0 },
 	{ "hot-unplug hung while a worker did DMA to MMIO", t_unplug_mmio_dma, 0 },
 	{ "hot-unplug of an idle device left it unfinalized", t_unplug_mmio_dma, 1 },
+	{ "MSI-X message into the root port's Bridge Control (bus reset)", t_self_sbr, 0 },
+	{ "MSI-X message into the root port's Bridge Control (bus reset), zero-latency",
+	  t_self_sbr, 1 },
 };
 
 struct group {
@@ -4200,6 +4426,10 @@ static const struct group groups[] = {
 	/* The same with the fetch inside the doorbell write. */
 	GROUP("own-BAR rings, zero-latency", "frac-npu,id=frac0,zero-latency=on", "256M", false,
 	      ownbar_tests),
+	/* FLR from the device's own DMA; the same inside the doorbell write. */
+	GROUP("own config space", "frac-npu,id=frac0", "256M", false, selfreset_tests),
+	GROUP("own config space, zero-latency", "frac-npu,id=frac0,zero-latency=on", "256M",
+	      false, selfreset_tests),
 	GROUP("two devices", "frac-npu,id=frac0 -device frac-npu,id=frac1 "
 	      "-trace frac_npu_mmio_write -trace frac_npu_err_* -d guest_errors", "256M", false,
 	      twodev_tests),
