@@ -34,14 +34,20 @@ trap cleanup EXIT
 guest_begin
 finish() { guest_diag "$*"; guest_dmesg_check; guest_end; exit; }
 PROM=http://127.0.0.1:19090
-# query EXPR: the API's JSON for an instant query into $T/q.json; 0 if it succeeded
-query() { curl -sf -G --data-urlencode "query=$1" "$PROM/api/v1/query" > "$T/q.json"; }
-# value EXPR: the single result's value (empty if none or more than one)
+# value EXPR: the single result's value of an instant query (empty if none or more than one);
+# non-zero if the query failed or its result is not a vector. Read in bash, not by a python3
+# per query: the waits below poll with it, and under TCG each python3 took 2-15 s of the guest's
+# CPU, which Prometheus and the workload need. An instant vector's JSON is
+# {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[T,"V"]},...]}}
+# and no label value here holds '"value":['.
 value() {
-	query "$1" && python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))["data"]["result"]
-print(r[0]["value"][1] if len(r) == 1 else "")' "$T/q.json"
+	local j r
+	j=$(curl -sf -G --data-urlencode "query=$1" "$PROM/api/v1/query") || return
+	[[ $j == *'"status":"success"'* && $j == *'"resultType":"vector"'* ]] || return
+	r=${j#*'"value":['}
+	if [ "$r" = "$j" ] || [[ $r == *'"value":['* ]]; then echo; return 0; fi
+	r=${r#*,\"}
+	echo "${r%%\"*}"
 }
 both() { "$1" "$2" "$3" && "$4" "$5" "$6"; }
 wait_value() { # wait_value EXPR WANT: the query gives WANT within 60 s (scrapes are 1 s apart)
