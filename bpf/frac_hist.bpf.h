@@ -90,7 +90,8 @@ static __always_inline void hist_add(struct hist *h, __u64 ns)
  * hist_add() for a histogram of one CPU (a per-CPU map): plain stores, no
  * atomics. A zeroed value is an empty histogram: min is set by the first
  * sample. Only the programs of one CPU write it and a program does not nest
- * with itself on a CPU, so nothing races.
+ * with itself on a CPU, and the tool reads it only once no program writes its
+ * generation any more (frac_gen.bpf.h), so nothing races.
  */
 static __always_inline void hist_add_cpu(struct hist *h, __u64 ns)
 {

@@ -11,6 +11,7 @@
 #include "fracdma.h"
 #include "frac_hist.bpf.h"
 #include "maps.bpf.h"
+#include "frac_gen.bpf.h"
 
 #define MAX_ENTRIES	256
 
@@ -38,8 +39,10 @@ static __always_inline int on_dma(__u32 kind, __u32 dev, __u64 bytes, __u32 nseg
 
 	if (filter_dev && dev != targ_dev)
 		return 0;
+	key.gen = gen_enter();
 	v = bpf_map_lookup_or_try_init(&stats, &key, &initial_val);
 	if (!v) {
+		gen_exit(key.gen);
 		__sync_fetch_and_add(&nr_stats_full, 1);
 		return 0;
 	}
@@ -50,6 +53,7 @@ static __always_inline int on_dma(__u32 kind, __u32 dev, __u64 bytes, __u32 nseg
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
 	__sync_fetch_and_add(&v->size_slots[slot], 1);
+	gen_exit(key.gen);
 	return 0;
 }
 

@@ -159,6 +159,8 @@ static int print_stats(struct fracdma_bpf *obj, const char *attach, double secs,
 	int err, j;
 
 	err = map_drain(bpf_map__fd(obj->maps.stats), sizeof(struct fracdma_key),
+			offsetof(struct fracdma_key, gen),
+			gen_flip(&obj->bss->frac_gen, obj->bss->frac_gen_busy),
 			offsetof(struct entry, val), sizeof(*e), (void **)&e, &n);
 	if (err) {
 		fprintf(stderr, "%s: failed to read the map: %s\n", tool_name, strerror(-err));

@@ -14,7 +14,7 @@ struct fracdma_key {
 	__u32 dev;
 	__u32 kind;	/* enum fracdma_kind */
 	__u32 dir;	/* enum dma_data_direction: 0 bidirectional, 1 to device, 2 from device */
-	__u32 pad;
+	__u32 gen;	/* frac_gen.bpf.h */
 };
 
 struct fracdma_val {

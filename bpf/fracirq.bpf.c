@@ -18,6 +18,7 @@
 #include "fracirq.h"
 #include "frac_hist.bpf.h"
 #include "maps.bpf.h"
+#include "frac_gen.bpf.h"
 
 #define MAX_ENTRIES	1024
 
@@ -90,10 +91,12 @@ static __always_inline int handler_exit(void)
 	key.id = c->irq;
 	/* -d: a handler that saw no frac_irq of the device (or none at all) is not it. */
 	if (!filter_dev || c->irq_ts) {
+		key.gen = gen_enter();
 		h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 		if (h)
 			hist_add_cpu(h, ts - c->entry_ts);
-		else
+		gen_exit(key.gen);
+		if (!h)
 			__sync_fetch_and_add(&nr_hists_full, 1);
 	}
 	c->entry_ts = 0;
@@ -111,10 +114,12 @@ static __always_inline int on_irq(__u32 dev, __u32 vector, __u32 queue)
 
 	if (filter_dev && dev != targ_dev)
 		return 0;
+	key.gen = gen_enter();
 	cnt = bpf_map_lookup_or_try_init(&counts, &key, &zero64);
 	if (cnt)
 		(*cnt)++;
-	else
+	gen_exit(key.gen);
+	if (!cnt)
 		__sync_fetch_and_add(&nr_counts_full, 1);
 	c = bpf_map_lookup_elem(&cur, &zero);
 	if (c && c->entry_ts)
@@ -134,10 +139,12 @@ static __always_inline int on_signal(__u32 dev, __u32 queue)
 	c = bpf_map_lookup_elem(&cur, &zero);
 	if (!c || !c->entry_ts || !c->irq_ts)
 		return 0;
+	key.gen = gen_enter();
 	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hist);
 	if (h)
 		hist_add_cpu(h, bpf_ktime_get_ns() - c->irq_ts);
-	else
+	gen_exit(key.gen);
+	if (!h)
 		__sync_fetch_and_add(&nr_hists_full, 1);
 	return 0;
 }

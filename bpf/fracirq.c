@@ -208,15 +208,19 @@ static int print_stats(struct fracirq_bpf *obj, const char *attach, double secs,
 	struct vec_entry *v = NULL;
 	size_t nv = 0, nh = 0, i;
 	bool first;
+	__u32 gen;
 	int err;
 
+	gen = gen_flip(&obj->bss->frac_gen, obj->bss->frac_gen_busy);
 	err = map_drain_percpu(bpf_map__fd(obj->maps.counts), sizeof(struct vec_key),
-			       sizeof(__u64), offsetof(struct vec_entry, count), sizeof(*v),
-			       merge_count, (void **)&v, &nv);
+			       offsetof(struct vec_key, gen), gen, sizeof(__u64),
+			       offsetof(struct vec_entry, count), sizeof(*v), merge_count,
+			       (void **)&v, &nv);
 	if (!err)
 		err = map_drain_percpu(bpf_map__fd(obj->maps.hists), sizeof(struct fracirq_key),
-				       sizeof(struct hist), offsetof(struct hist_entry, hist),
-				       sizeof(*h), merge_hist, (void **)&h, &nh);
+				       offsetof(struct fracirq_key, gen), gen, sizeof(struct hist),
+				       offsetof(struct hist_entry, hist), sizeof(*h), merge_hist,
+				       (void **)&h, &nh);
 	if (err) {
 		fprintf(stderr, "%s: failed to read maps: %s\n", tool_name, strerror(-err));
 		goto out;

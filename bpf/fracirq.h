@@ -12,6 +12,7 @@ struct vec_key {
 	__u32 dev;
 	__u32 vector;
 	__u32 queue;	/* FRAC_NO_QUEUE: the error vector, or the one legacy vector (0) */
+	__u32 gen;	/* frac_gen.bpf.h */
 };
 
 enum fracirq_hist_kind {
@@ -23,7 +24,7 @@ struct fracirq_key {
 	__u32 kind;
 	__u32 dev;	/* HIST_SIGNAL */
 	__u32 id;	/* irq number (HIST_HANDLER) or queue (HIST_SIGNAL) */
-	__u32 pad;
+	__u32 gen;	/* frac_gen.bpf.h */
 };
 
 #endif /* __FRACIRQ_H */

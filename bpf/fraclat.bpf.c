@@ -10,6 +10,7 @@
 #include "fraclat.h"
 #include "frac_hist.bpf.h"
 #include "frac_job.bpf.h"
+#include "frac_gen.bpf.h"
 
 #define MAX_ENTRIES	1024
 
@@ -47,8 +48,10 @@ static __always_inline bool job_record(const struct job_key *jk, const struct jo
 		key.id = j->op;
 	else if (targ_group == GROUP_PID)
 		key.id = j->pid;
+	key.gen = gen_enter();
 	h = bpf_map_lookup_or_try_init(&hists, &key, &zero_hists);
 	if (!h) {
+		gen_exit(key.gen);
 		st->hist_full++;
 		return false;
 	}
@@ -58,6 +61,7 @@ static __always_inline bool job_record(const struct job_key *jk, const struct jo
 	for (i = 0; i < NR_STAGES; i++)
 		if (stage_measured(j->flags, i))
 			hist_add_cpu(&h->stage[i], stages[i]);
+	gen_exit(key.gen);
 	return true;
 }
 

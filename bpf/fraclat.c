@@ -247,6 +247,8 @@ static int print_hists(struct fraclat_bpf *obj, const char *attach, struct prog_
 	int err, s;
 
 	err = map_drain_percpu(bpf_map__fd(obj->maps.hists), sizeof(struct fraclat_key),
+			       offsetof(struct fraclat_key, gen),
+			       gen_flip(&obj->bss->frac_gen, obj->bss->frac_gen_busy),
 			       sizeof(struct fraclat_hists), offsetof(struct entry, h), sizeof(*e),
 			       merge_hists, (void **)&e, &n);
 	if (!err)

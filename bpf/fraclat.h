@@ -17,7 +17,7 @@ struct fraclat_key {
 	__u32 dev;
 	__u32 id;	/* queue, op or pid (GROUP_*), else 0 */
 	__u32 status;	/* enum frac_status_class: 0 (ok) unless -S */
-	__u32 pad;
+	__u32 gen;	/* frac_gen.bpf.h */
 };
 
 /* The histograms of one group, one per stage (a per-CPU map value). */

@@ -847,13 +847,31 @@ static int map_keys(int fd, size_t key_size, char **out, size_t *n)
 	return 0;
 }
 
-/*
- * Move every entry of a hash map into an array of entries of @entry_size
- * bytes, the key first and the value at @value_off (lookup and delete:
- * nothing is lost).
- */
-int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
-	      size_t *n)
+__u32 gen_flip(__u32 *gen, __u64 *busy)
+{
+	__u32 old = __atomic_load_n(gen, __ATOMIC_RELAXED) & 1;
+	struct timespec ts = { .tv_nsec = 20000 };
+	int spins = 0;
+
+	/* Sequentially consistent: the flip is seen before busy is read (frac_gen.bpf.h). */
+	__atomic_store_n(gen, old ^ 1, __ATOMIC_SEQ_CST);
+	/* A program's write takes microseconds: spin a little, then sleep between looks. */
+	while (__atomic_load_n(&busy[old], __ATOMIC_SEQ_CST))
+		if (++spins > 1000)
+			nanosleep(&ts, NULL);
+	return old;
+}
+
+static bool key_of_gen(const char *key, size_t gen_off, __u32 gen)
+{
+	__u32 g;
+
+	memcpy(&g, key + gen_off, sizeof(g));
+	return g == gen;
+}
+
+int map_drain(int fd, size_t key_size, size_t gen_off, __u32 gen, size_t value_off,
+	      size_t entry_size, void **out, size_t *n)
 {
 	size_t nkeys, i;
 	char *keys, *entries;
@@ -871,6 +889,8 @@ int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void
 	for (i = 0; i < nkeys; i++) {
 		char *e = entries + *n * entry_size;
 
+		if (!key_of_gen(keys + i * key_size, gen_off, gen))
+			continue;
 		memcpy(e, keys + i * key_size, key_size);
 		if (bpf_map_lookup_and_delete_elem(fd, e, e + value_off)) {
 			if (errno == ENOENT)
@@ -889,9 +909,9 @@ int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void
  * map_drain() for a per-CPU hash map with values of @value_size bytes:
  * @merge(dst, src, first) folds each CPU's value into the entry's.
  */
-int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_off,
-		     size_t entry_size, void (*merge)(void *dst, const void *src, bool first),
-		     void **out, size_t *n)
+int map_drain_percpu(int fd, size_t key_size, size_t gen_off, __u32 gen, size_t value_size,
+		     size_t value_off, size_t entry_size,
+		     void (*merge)(void *dst, const void *src, bool first), void **out, size_t *n)
 {
 	size_t stride = (value_size + 7) & ~(size_t)7, nkeys, i;
 	int ncpus = libbpf_num_possible_cpus(), cpu, err;
@@ -914,6 +934,8 @@ int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_of
 	for (i = 0; i < nkeys; i++) {
 		char *e = entries + *n * entry_size;
 
+		if (!key_of_gen(keys + i * key_size, gen_off, gen))
+			continue;
 		memcpy(e, keys + i * key_size, key_size);
 		if (bpf_map_lookup_and_delete_elem(fd, e, vals)) {
 			if (errno == ENOENT)

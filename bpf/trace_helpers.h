@@ -100,15 +100,23 @@ void print_hist_summary(const struct hist *h, int unit);
 void print_hist_json(const struct hist *h, int unit, bool linear, unsigned int step);
 
 /*
- * Move every entry of a hash map into a new array (*out, free() it) of *n
- * entries of @entry_size bytes: the key first, the value at @value_off.
- * Lookup-and-delete, so nothing that arrives meanwhile is lost.
+ * Maps of two generations (bpf/frac_gen.bpf.h): gen_flip() moves the programs to the other
+ * generation (@gen, @busy: the object's frac_gen and frac_gen_busy, in its mmapped .bss),
+ * waits until none still writes the one they left, and returns it, for map_drain*() to drain.
  */
-int map_drain(int fd, size_t key_size, size_t value_off, size_t entry_size, void **out,
-	      size_t *n);
-int map_drain_percpu(int fd, size_t key_size, size_t value_size, size_t value_off,
-		     size_t entry_size, void (*merge)(void *dst, const void *src, bool first),
-		     void **out, size_t *n);
+__u32 gen_flip(__u32 *gen, __u64 *busy);
+
+/*
+ * Move every entry of generation @gen (the __u32 at @gen_off in the key) of a hash map into a
+ * new array (*out, free() it) of *n entries of @entry_size bytes: the key first, the value at
+ * @value_off. Lookup-and-delete, of a generation no program writes after gen_flip(): nothing
+ * is lost. The other generation's entries stay.
+ */
+int map_drain(int fd, size_t key_size, size_t gen_off, __u32 gen, size_t value_off,
+	      size_t entry_size, void **out, size_t *n);
+int map_drain_percpu(int fd, size_t key_size, size_t gen_off, __u32 gen, size_t value_size,
+		     size_t value_off, size_t entry_size,
+		     void (*merge)(void *dst, const void *src, bool first), void **out, size_t *n);
 void hist_merge(struct hist *dst, const struct hist *src, bool first);
 
 /* ---- what the job program loses (fraclat, fracsnoop) ---- */

@@ -9,8 +9,9 @@
  * raw_tp with the same probe. Failed jobs are counted by status (lat_stats), not put in the
  * histograms, as fraclat without -S.
  *
- * Each sample drains the per-CPU histogram map (lookup-and-delete, so nothing that arrives
- * meanwhile is lost) into cumulative histograms kept here, and copies them into every frac
+ * Each sample flips the map's generation and drains the one the program left (lookup-and-
+ * delete of elements no program writes any more: bpf/frac_gen.bpf.h, so nothing is lost or
+ * torn) into cumulative histograms kept here, and copies them into every frac
  * device of the snapshot by accel minor (the tracepoints' dev). A device whose jobs have not
  * ended yet gets empty histograms: known zero, not "not known".
  */
@@ -134,52 +135,6 @@ fail:
 	return err < 0 ? err : -err;
 }
 
-/*
- * Make a cumulative histogram self-consistent. The drain copies and deletes each CPU's element
- * while that CPU's program may be half-way through hist_add() (slot, fine slot and count are
- * three atomic adds), so a copy can hold a job in one of them and not in another, and the
- * rest of that update goes to the deleted element. Seen: a record whose slots did not add up
- * to the count, which replay rightly refuses. The fine slots decide: the count is their sum,
- * the displayed log2 slots (ns: log2l(v)) are derived from them exactly, and min/max, if no
- * update reached them yet, become the edges of the lowest and highest fine bucket in use.
- */
-static uint64_t fine_lo(unsigned int f)	/* lowest ns of fine slot @f */
-{
-	unsigned int k;
-
-	if (f < FINE_SUB)
-		return f;
-	k = f / FINE_SUB + FINE_SUB_BITS - 1;
-	return (1ull << k) | ((uint64_t)(f % FINE_SUB) << (k - FINE_SUB_BITS));
-}
-
-static void hist_settle(struct hist *h)
-{
-	uint64_t n = 0;
-	int lo = -1, hi = -1;
-
-	memset(h->slots, 0, sizeof(h->slots));
-	for (unsigned int f = 0; f < FINE_SLOTS; f++) {
-		uint64_t v = fine_lo(f);
-		unsigned int slot = 0;
-
-		if (!h->fine[f])
-			continue;
-		while (v >> (slot + 1))
-			slot++;
-		h->slots[slot < MAX_SLOTS ? slot : MAX_SLOTS - 1] += h->fine[f];
-		n += h->fine[f];
-		if (lo < 0)
-			lo = f;
-		hi = f;
-	}
-	h->count = n;
-	if (n && h->min > h->max) {
-		h->min = fine_lo(lo);
-		h->max = fine_lo(hi + 1) - 1;
-	}
-}
-
 static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 {
 	struct lat_priv *p = src->priv;
@@ -189,6 +144,8 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 	int err;
 
 	err = map_drain_percpu(bpf_map__fd(p->obj->maps.hists), sizeof(struct fraclat_key),
+			       offsetof(struct fraclat_key, gen),
+			       gen_flip(&p->obj->bss->frac_gen, p->obj->bss->frac_gen_busy),
 			       sizeof(struct fraclat_hists), offsetof(struct entry, h), sizeof(*e),
 			       merge_hists, (void **)&e, &n);
 	if (err)
@@ -199,10 +156,8 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 
 		if (!d || q >= FT_MAX_QUEUES)
 			continue;	/* beyond what a frac device has: not shown */
-		for (int s = 0; s < NR_STAGES; s++) {
+		for (int s = 0; s < NR_STAGES; s++)
 			hist_merge(&d->h[q][s], &e[i].h.stage[s], false);
-			hist_settle(&d->h[q][s]);
-		}
 		if (q + 1 > d->nr_queues)
 			d->nr_queues = q + 1;
 	}
