@@ -183,9 +183,34 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The programs' misses when they were loaded: the run's are counted from there. */
+static struct prog_misses misses_at_start;
+
+/* The whole run's counters: @cur (the map, zeroed at load), the misses since the start. */
+static void print_run_stats(const struct job_stats *cur, const struct prog_misses *misses)
+{
+	struct prog_misses run = *misses;
+	int i;
+
+	run.total = 0;
+	for (i = 0; i < run.n; i++) {
+		run.delta[i] = misses->last[i] + misses->delta[i] - misses_at_start.last[i];
+		run.total += run.delta[i];
+	}
+	if (env.json) {
+		printf(",\"run\":{\"start_ns\":%llu", start_ns);
+		print_job_stats_json(cur, &run);
+		printf("},\"run_reason\":null");
+	} else {
+		printf("== at exit, the whole run:\n");
+		print_job_stats_text(cur, &run, NULL);
+	}
+}
+
 /*
  * What was lost since the last report: as a "type":"stats" JSON object, or a
- * "lost" line. @final: at exit, printed even when nothing was lost.
+ * "lost" line. @final: at exit, printed even when nothing was lost, and with the
+ * whole run's counters ("run"; null in the other reports).
  */
 static int report_stats(struct fracsnoop_bpf *obj, struct prog_misses *misses, bool final)
 {
@@ -209,10 +234,16 @@ static int report_stats(struct fracsnoop_bpf *obj, struct prog_misses *misses, b
 		printf("{\"schema_version\":%d,\"type\":\"stats\",\"final\":%s,\"ts_ns\":%llu,"
 		       JOB_TABLE_SIZE_JSON, FRAC_JSON_SCHEMA, final ? "true" : "false", mono_ns());
 		print_job_stats_json(&d, misses);
+		if (final)
+			print_run_stats(&cur, misses);
+		else
+			printf(",\"run\":null,\"run_reason\":\"the final object has the run's totals\"");
 		printf("}\n");
 	} else {
 		printf("%s", final ? "== at exit, since the last report:\n" : "== ");
 		print_job_stats_text(&d, misses, NULL);
+		if (final)
+			print_run_stats(&cur, misses);
 	}
 	for (err = 0; err < misses->n; err++)	/* exactly what was printed becomes the last */
 		misses->last[err] += misses->delta[err];
@@ -282,6 +313,7 @@ int main(int argc, char **argv)
 	}
 
 	prog_misses_init(&misses, obj->obj);
+	misses_at_start = misses;
 	signal(SIGINT, sig_handler);
 	signal(SIGTERM, sig_handler);
 

@@ -31,7 +31,7 @@ FLOOD=256	# flood run: jobs in flight at once, on one queue behind a delayed fir
 LEAST=$((FLOOD / 2))	# the flood run fails unless this many jobs were in flight at once
 NIRQ=4000	# interrupt flood: nops on one queue, IRQ_DEPTH of them in flight at once
 IRQ_DEPTH=256
-PLAN=85
+PLAN=87
 n=0 failed=0 was_loaded=0 pids=() tc_pid=
 
 echo "1..$PLAN"

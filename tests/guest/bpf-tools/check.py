@@ -73,7 +73,7 @@ def schema_errors(types, tname, o, path):
         errs.append(f"{path} ({tname}): a null without a reason: {o}")
     for key, kind, sub in types[tname]:
         v = o[key]
-        if kind == "obj":
+        if kind == "obj" and v is not None:	# a null object: its reason is checked above
             errs += schema_errors(types, sub, v, f"{path}.{key}")
         elif kind == "list":
             if not isinstance(v, list):
@@ -256,6 +256,21 @@ def common_checks(c, attach_lat, attach_irq):
         ok = all(v.get("total", 0) == 0 for v in got.values()) and len(finals) == 1
         return ok, f"lost: {got}", f"fracsnoop final stats objects: {len(finals)}"
 
+    def snoop_run_totals():
+        """fracsnoop's final object: the run's totals, not its last second's."""
+        objs = c.get("snoop.json")
+        jobs = sum(1 for o in objs if o["type"] == "job")
+        stats = [o for o in objs if o["type"] == "stats"]
+        if not stats or not stats[-1]["final"] or stats[-1]["run"] is None:
+            return False, "no final stats object with the run's totals"
+        run = stats[-1]["run"]
+        ended = sum(run["ended"].values())
+        lost = {k: sum(o["lost"][k] for o in stats) for k in run["lost"]}
+        return ended == jobs and run["lost"] == lost and \
+            all(o["run"] is None for o in stats[:-1]), \
+            f"run: ended {ended}, lost {run['lost']}; job lines {jobs}, lost summed over the " \
+            f"{len(stats)} stats objects {lost}"
+
     def schema_all():
         return check_schema(c.d, {"lat.json": "fraclat", "snoop.json": "fracsnoop",
                                   "irq.json": "fracirq", "dma.json": "fracdma",
@@ -266,6 +281,8 @@ def common_checks(c, attach_lat, attach_irq):
         ("every JSON object as bpf/README.md's schema, each null with a reason", schema_all),
         (f"every JSON object has schema_version {SCHEMA}", schema),
         ("fraclat and fracsnoop report no job lost, fracsnoop its final counters", nothing_lost),
+        ("fracsnoop's final object: the run's jobs ended = its job lines, lost = the sum of "
+         "its reports", snoop_run_totals),
         (f"attach types {attach_lat} / {attach_irq}", attach),
         ("fraclat counts every job in every stage", lat_counts),
         ("fraclat stage sums add up to the total", lat_sums),
