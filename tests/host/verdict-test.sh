@@ -56,6 +56,8 @@ verdict "a runner whose exit status was never written (its guest died) fails" fa
 	'no exit status' "$d"
 d=$(run never clean); echo never-started >> "$d/expected"
 verdict "a runner listed to run that left no TAP fails" fail 'never-started .*never ran' "$d"
+verdict "a TAP file named on the command line that does not exist fails" fail \
+	'gone .*no such file' "$d/clean.tap" "$d/gone.tap"
 runner short <<'EOF'
 echo "1..3"; echo "ok 1 - one"; echo "ok 2 - two"
 EOF
