@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -61,19 +62,25 @@ mode = {"tap": "1..1\nok 1 - fine\n", "rc": True, "touch": None}
 def fake_run():
     """The lane: writes its TAP (and its .rc unless it "died"), maybe changes an input."""
     calls["n"] += 1
-    w(os.path.join(run.RES, "fake.tap"), mode["tap"])
+    if mode["tap"] is not None:
+        w(os.path.join(run.RES, "fake.tap"), mode["tap"])
     if mode["rc"]:
         w(os.path.join(run.RES, "fake.rc"), "0\n")
     if mode["touch"]:
-        w(mode["touch"], f"changed {calls['n']}\n")
+        if mode.get("same"):
+            old = open(mode["touch"]).read()
+            time.sleep(0.01)
+            w(mode["touch"], old)
+        else:
+            w(mode["touch"], f"changed {calls['n']}\n")
     return 0
 
 
-lane = run.Lane("fake", "a lane of this test", fake_run, ["fake"], ignore=("tools/*",))
+lane = run.Lane("fake", "a lane of this test", fake_run, ["fake"], ignore=("tools/*",) + run.PROSE)
 
 
 def key():
-    return run.lane_key(lane, run.tree_files(), "")
+    return run.lane_key(lane, run.snapshot())
 
 
 k0 = key()
@@ -99,8 +106,8 @@ check("a removed file moves it back", key() == k1)
 times = os.path.join(run.RES, "lane-times.txt")
 
 
-def go():
-    return run.run_lane(lane, run.tree_files(), "", "abc", True, times)
+def go(can_store=True):
+    return run.run_lane(lane, run.snapshot(), "abc", True, can_store, times)
 
 
 line = go()
@@ -119,7 +126,6 @@ line = go()
 check("a failed lane is not kept: the next run runs it again", calls["n"] == 3, line)
 mode["tap"] = "1..1\nok 1 - fine\n"
 mode["rc"] = False
-os.remove(os.path.join(run.RES, "fake.rc"))
 line = go()
 go()
 check("a lane that died (no .rc) fails and is not kept", calls["n"] == 5 and "FAILED" in line,
@@ -134,9 +140,25 @@ line = go()
 line2 = go()
 check("with its inputs still, it is kept once it passes", calls["n"] == 8 and "cached" in line2,
       line2)
-os.environ["FRAC_NO_CACHE"] = "1"
-line = run.run_lane(lane, run.tree_files(), "", "abc", False, times)
+line = run.run_lane(lane, run.snapshot(), "abc", False, True, times)
 check("--no-cache runs a lane whose verdict is kept", calls["n"] == 9, line)
+w("kernel/a.c", "int a = 3;\n")
+go(can_store=False)
+line = go()
+check("a run whose build failed (or did not build) keeps nothing", calls["n"] == 11, line)
+line = go()
+check("... and the next one that built keeps it", calls["n"] == 11 and "cached" in line, line)
+w("kernel/a.c", "int a = 4;\n")
+mode["touch"] = "kernel/a.c"	# the lane writes a file it reads back to the same content
+mode["same"] = True
+go()
+line = go()
+check("a file rewritten while the lane ran, content unchanged, keeps nothing", calls["n"] == 13,
+      line)
+mode["touch"] = None
+mode["tap"] = None	# the lane leaves no TAP at all
+line = go()
+check("a lane that left no TAP fails", calls["n"] == 14 and "FAILED" in line, line)
 
 print("TAP version 13")
 for n, (ok, desc, diag) in enumerate(results, 1):
