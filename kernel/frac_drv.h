@@ -194,6 +194,23 @@ struct frac_device {
 	struct list_head imports;
 
 	/*
+	 * Protects dma_bos: the host BOs (our own and imports) holding DMA
+	 * mappings for the device and a device SG list, each on the list by
+	 * its dma_link from its mapping on. The BO's free or the device's
+	 * removal (frac_gem_unplug()), whichever comes first, takes it off
+	 * under the lock and then, without it, gives the mappings back once
+	 * (frac_bo_dma_release()). A leaf lock, never held over an unmap: an
+	 * import's takes the exporter's reservation lock, and a BO may be
+	 * freed with another held. Mappings are made only inside
+	 * drm_dev_enter(), so none comes after the removal's pass.
+	 */
+	struct mutex dma_lock;
+	struct list_head dma_bos;
+	/* BOs put on dma_bos whose mappings are not given back yet; removal waits for 0 */
+	atomic_t dma_bos_mapped;
+	wait_queue_head_t dma_wq;
+
+	/*
 	 * Serialises queue and device resets and removal; protects
 	 * in_pci_reset, wedged (written under it, read anywhere with
 	 * READ_ONCE) and each queue's sched_stopped. Lock order: reset_lock,
@@ -333,6 +350,17 @@ struct frac_bo {
 	struct page *dummy;
 	/* Imported BOs: on frac_device.imports (import_lock), else empty */
 	struct list_head import_link;
+	/*
+	 * Host BOs: on frac_device.dma_bos (dma_lock) while dma_sgt, sgl or an
+	 * import's mapping (base.sgt) is the BO's to give back, else empty
+	 */
+	struct list_head dma_link;
+	/*
+	 * An import detached from its exporter at the device's removal
+	 * (import_attach NULL from then on): the dma-buf reference that the
+	 * attachment held, put at the BO's free (the BO's resv is the dma-buf's)
+	 */
+	struct dma_buf *detached;
 };
 
 static inline struct frac_device *to_frac_device(struct drm_device *dev)
@@ -414,6 +442,7 @@ struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 bool frac_bo_is_devmem(struct drm_gem_object *obj);
+void frac_gem_unplug(struct frac_device *fdev);
 
 /* frac_job.c */
 int frac_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

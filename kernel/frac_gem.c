@@ -4,10 +4,13 @@
  *
  * Buffer objects. Host BOs are shmem GEM objects whose pages are pinned and
  * DMA-mapped at creation; their DMA segments are also written once as a device
- * SG list, which jobs chain into. Device BOs are ranges of the device memory
- * BAR handed out by a drm_mm allocator and mapped write-combined.
+ * SG list, which jobs chain into. Both are given back at the BO's free, or at
+ * the device's removal if that comes first (frac_gem_unplug()). Device BOs are
+ * ranges of the device memory BAR handed out by a drm_mm allocator and mapped
+ * write-combined.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -23,25 +26,129 @@
 
 /* ---- Host BOs ----------------------------------------------------------- */
 
+/* @bo's mappings are made: on the device's list, for removal to find. */
+static void frac_bo_dma_track(struct frac_device *fdev, struct frac_bo *bo)
+{
+	atomic_inc(&fdev->dma_bos_mapped);
+	mutex_lock(&fdev->dma_lock);
+	list_add_tail(&bo->dma_link, &fdev->dma_bos);
+	mutex_unlock(&fdev->dma_lock);
+}
+
+/*
+ * Detach the import @bo from its exporter's dma-buf at the device's removal,
+ * keeping the dma-buf's reference for the BO's resv (frac_shmem_free() puts
+ * it). Off the imports first, where frac_import_find() reads import_attach;
+ * nothing else does once the device is unplugged: its ioctls and new mmaps
+ * fail (frac_shmem_mmap()), and the BO's mmaps are the exporter's.
+ */
+static void frac_import_detach(struct frac_device *fdev, struct frac_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct dma_buf_attachment *attach = obj->import_attach;
+
+	mutex_lock(&fdev->import_lock);
+	list_del_init(&bo->import_link);
+	mutex_unlock(&fdev->import_lock);
+	obj->import_attach = NULL;
+	bo->detached = attach->dmabuf;
+	dma_buf_detach(attach->dmabuf, attach);
+}
+
+/*
+ * Give back what the device could reach of @bo, taken off dma_bos by the
+ * caller (who does it once): its device SG list, its pages' mapping in the
+ * BO's direction, an import's mapping by the exporter (whose reservation
+ * lock that takes, so not under dma_lock). The pages stay pinned until the
+ * BO's free. At removal (@unplug) an import is also detached: an exporter
+ * that caches its mapping (udmabuf) unmaps it only then.
+ */
+static void frac_bo_dma_release(struct frac_device *fdev, struct frac_bo *bo, bool unplug)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	bool traced = trace_frac_dma_unmap_enabled();
+	u64 t0 = traced ? ktime_get_ns() : 0;
+	u32 nsegs = bo->nsegs;
+
+	if (bo->sgl)
+		dma_free_coherent(fdev->drm.dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
+				  bo->sgl_dma);
+	bo->sgl = NULL;
+	bo->nsegs = 0;
+	if (bo->dma_sgt) {
+		/* Our mapping, in its direction. */
+		dma_unmap_sgtable(fdev->drm.dev, bo->dma_sgt, bo->dir, 0);
+		sg_free_table(bo->dma_sgt);
+		kfree(bo->dma_sgt);
+		bo->dma_sgt = NULL;
+	}
+	if (obj->import_attach && bo->base.sgt) {
+		/* drm_prime_gem_destroy() then only detaches (sgt NULL). */
+		dma_buf_unmap_attachment_unlocked(obj->import_attach, bo->base.sgt,
+						  DMA_BIDIRECTIONAL);
+		bo->base.sgt = NULL;
+	}
+	if (unplug && obj->import_attach)
+		frac_import_detach(fdev, bo);
+	if (traced)
+		trace_frac_dma_unmap(fdev->minor, obj->size, nsegs, bo->dir,
+				     ktime_get_ns() - t0);
+	if (atomic_dec_and_test(&fdev->dma_bos_mapped))
+		wake_up_all(&fdev->dma_wq);
+}
+
+/*
+ * Device removal, once the device can no longer reach host memory (stopped,
+ * bus mastering off): every host BO gives its mappings back now, not at its
+ * free, when the device and its DMA setup are gone (DMA-API debug: "device
+ * driver has pending DMA allocations while released from device"). The BOs
+ * live on for their files: their pages stay pinned, mmaps and exports keep
+ * working, and their free then finds them off the list, with nothing to
+ * unmap. A BO whose last reference is gone is left to its free, which is
+ * waited for.
+ */
+void frac_gem_unplug(struct frac_device *fdev)
+{
+	struct frac_bo *bo, *found;
+	unsigned int n = 0;
+
+	do {
+		found = NULL;
+		mutex_lock(&fdev->dma_lock);
+		list_for_each_entry(bo, &fdev->dma_bos, dma_link) {
+			if (kref_get_unless_zero(&bo->base.base.refcount)) {
+				list_del_init(&bo->dma_link);
+				found = bo;
+				break;
+			}
+		}
+		mutex_unlock(&fdev->dma_lock);
+		if (found) {
+			frac_bo_dma_release(fdev, found, true);
+			drm_gem_object_put(&found->base.base);
+			n++;
+			cond_resched();
+		}
+	} while (found);
+	wait_event(fdev->dma_wq, !atomic_read(&fdev->dma_bos_mapped));
+	frac_dbg(fdev, BO, "unplug: DMA mappings of %u BOs given back\n", n);
+}
+
 static void frac_shmem_free(struct drm_gem_object *obj)
 {
 	struct frac_device *fdev = to_frac_device(obj->dev);
 	struct frac_bo *bo = to_frac_bo(obj);
-	bool traced = trace_frac_dma_unmap_enabled();
-	u64 t0 = traced ? ktime_get_ns() : 0;
-	enum dma_data_direction dir = bo->dir;
-	u32 nsegs = bo->nsegs;
-	size_t size = obj->size;
+	struct dma_buf *detached = bo->detached;
+	bool mapped;
 
-	if (bo->sgl)
-		dma_free_coherent(obj->dev->dev, bo->nsegs * sizeof(*bo->sgl), bo->sgl,
-				  bo->sgl_dma);
-	if (bo->dma_sgt) {
-		/* Our mapping, in its direction, then our pin of the pages. */
-		dma_unmap_sgtable(obj->dev->dev, bo->dma_sgt, bo->dir, 0);
-		sg_free_table(bo->dma_sgt);
-		kfree(bo->dma_sgt);
-	}
+	/* Off the list: the removal gave the mappings back if not on it. */
+	mutex_lock(&fdev->dma_lock);
+	mapped = !list_empty(&bo->dma_link);
+	list_del_init(&bo->dma_link);
+	mutex_unlock(&fdev->dma_lock);
+	if (mapped)
+		frac_bo_dma_release(fdev, bo, false);
+	/* Then our pin of the pages. */
 	if (bo->pinned)
 		drm_gem_shmem_unpin(&bo->base);
 	/* Off the imports before the attachment goes: no import finds it since its last put. */
@@ -50,10 +157,26 @@ static void frac_shmem_free(struct drm_gem_object *obj)
 		list_del_init(&bo->import_link);
 		mutex_unlock(&fdev->import_lock);
 	}
-	/* Frees @bo (an imported one: the exporter's mapping is released). */
+	/* Frees @bo (an imported one: detached from the exporter's dma-buf). */
 	drm_gem_shmem_free(&bo->base);
-	if (traced)
-		trace_frac_dma_unmap(fdev->minor, size, nsegs, dir, ktime_get_ns() - t0);
+	if (detached)
+		dma_buf_put(detached);
+}
+
+/*
+ * drm_gem_mmap() refuses an unplugged device, but a mapping that passed its
+ * check could still run into the removal's frac_import_detach() here: inside
+ * drm_dev_enter() it cannot.
+ */
+static int frac_shmem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	int idx, ret;
+
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
+	ret = drm_gem_shmem_object_mmap(obj, vma);
+	drm_dev_exit(idx);
+	return ret;
 }
 
 static enum drm_gem_object_status frac_shmem_status(struct drm_gem_object *obj)
@@ -69,7 +192,7 @@ static const struct drm_gem_object_funcs frac_shmem_funcs = {
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
 	.vmap = drm_gem_shmem_object_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
-	.mmap = drm_gem_shmem_object_mmap,
+	.mmap = frac_shmem_mmap,
 	.status = frac_shmem_status,
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
@@ -83,6 +206,7 @@ struct drm_gem_object *frac_gem_create_object(struct drm_device *dev, size_t siz
 	bo->base.base.funcs = &frac_shmem_funcs;
 	bo->base.map_wc = false;
 	INIT_LIST_HEAD(&bo->import_link);
+	INIT_LIST_HEAD(&bo->dma_link);
 	return &bo->base.base;
 }
 
@@ -113,12 +237,14 @@ static struct drm_gem_object *frac_import_find(struct frac_device *fdev,
  * the one BO instead, as for our own exports. Not under import_lock while
  * importing (the attachment takes the dma-buf's reservation lock, and a BO
  * can be freed with one held): two first imports racing keep the first
- * one's BO.
+ * one's BO. Inside drm_dev_enter(), as the exporter maps the pages for the
+ * device: a removal's frac_gem_unplug() comes after, and finds the BO.
  */
 struct drm_gem_object *frac_gem_prime_import(struct drm_device *dev, struct dma_buf *dma_buf)
 {
 	struct frac_device *fdev = to_frac_device(dev);
 	struct drm_gem_object *obj, *other;
+	int idx;
 
 	mutex_lock(&fdev->import_lock);
 	obj = frac_import_find(fdev, dma_buf);
@@ -126,7 +252,10 @@ struct drm_gem_object *frac_gem_prime_import(struct drm_device *dev, struct dma_
 	if (obj)
 		return obj;
 
+	if (!drm_dev_enter(dev, &idx))
+		return ERR_PTR(-ENODEV);
 	obj = drm_gem_prime_import(dev, dma_buf);
+	drm_dev_exit(idx);
 	/* Our own exports come back as they are, not attached: nothing to note. */
 	if (IS_ERR(obj) || !obj->import_attach || obj->funcs != &frac_shmem_funcs)
 		return obj;
@@ -175,9 +304,10 @@ ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
 /*
  * Pin and map the pages, in the BO's direction, and describe the DMA segments
  * to the device. Not drm_gem_shmem_get_pages_sgt(): it maps every BO
- * DMA_BIDIRECTIONAL. frac_shmem_free() unmaps and unpins (bo->pinned) before
- * drm_gem_shmem_free(), whatever failed here; a mapping error is -ENOMEM
- * (dma_map_sgtable()'s -EIO/-EINVAL/-EREMOTEIO are no BO_CREATE errno).
+ * DMA_BIDIRECTIONAL. frac_shmem_free() unmaps (a mapped BO is on dma_bos) and
+ * unpins (bo->pinned) before drm_gem_shmem_free(), whatever failed here; a
+ * mapping error is -ENOMEM (dma_map_sgtable()'s -EIO/-EINVAL/-EREMOTEIO are
+ * no BO_CREATE errno).
  */
 static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 {
@@ -200,6 +330,7 @@ static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 		return -ENOMEM;
 	}
 	bo->dma_sgt = sgt;
+	frac_bo_dma_track(fdev, bo);
 	ret = frac_bo_build_sgl(fdev, bo, sgt);
 	if (ret)
 		return ret;
@@ -245,6 +376,7 @@ struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 		drm_gem_object_put(obj);
 		return ERR_PTR(ret);
 	}
+	frac_bo_dma_track(to_frac_device(dev), to_frac_bo(obj));
 	return obj;
 }
 

@@ -137,9 +137,13 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = drmm_mutex_init(&fdev->drm, &fdev->devmem_lock);
 	if (!ret)
 		ret = drmm_mutex_init(&fdev->drm, &fdev->import_lock);
+	if (!ret)
+		ret = drmm_mutex_init(&fdev->drm, &fdev->dma_lock);
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&fdev->imports);
+	INIT_LIST_HEAD(&fdev->dma_bos);
+	init_waitqueue_head(&fdev->dma_wq);
 	drm_mm_init(&fdev->devmem_mm, 0, fdev->devmem_size);
 	ret = drmm_add_action_or_reset(&fdev->drm, frac_devmem_fini, NULL);
 	if (ret)
@@ -214,6 +218,15 @@ static void frac_remove(struct pci_dev *pdev)
 	frac_coredump_flush(fdev);
 	/* An error interrupt before frac_device_stop() disabled it requeued it. */
 	cancel_work_sync(&fdev->reset_work);
+	/*
+	 * The device is stopped and its jobs have ended; with its bus mastering
+	 * off it cannot reach host memory whatever it does. The BOs that open
+	 * files still hold give their DMA mappings back now: the DMA API's
+	 * state for the device must not outlive its driver (the rings are
+	 * managed, freed after this returns).
+	 */
+	pci_clear_master(pdev);
+	frac_gem_unplug(fdev);
 }
 
 static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Guest removal test, without the host: a fatal AER error injected by the guest (aer_inject)
 # whose recovery fails in this machine, then the device removed through sysfs with jobs
-# pending and files open (every job ends, ioctls -ENODEV, clean close), then a rescan brings it
-# back and it works. Loads frac.ko with job_timeout_ms=20000. Prints TAP.
+# pending, files open and BOs held (every job ends, ioctls -ENODEV, the BOs' mmaps keep their
+# pages, clean close; on the debug kernel DMA-API debug checks that no mapping outlives the
+# removal), then a rescan brings it back and it works. Loads frac.ko with
+# job_timeout_ms=20000. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 guest_begin

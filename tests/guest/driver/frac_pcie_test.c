@@ -15,11 +15,15 @@
  * mapped, device_del: every ioctl on the open file fails -ENODEV, every job
  * ends -ENODEV (seen through sync_files exported before), poll() reports it,
  * and the files close without a crash. Run `-t unplug` last: the device is gone after it.
+ * Both removals (device_del here, sysfs remove without the host) happen with
+ * BOs of every kind held open (held_setup()): the driver gives their DMA
+ * mappings back at the removal and their mmaps keep working.
  * (Whether QEMU then finalizes the device, DEVICE_DELETED, is the runner's business.)
  *
  * SKIPs without a device, without $FRAC_OUT, or without the agent.
  */
 #include <linux/sync_file.h>
+#include <linux/udmabuf.h>
 #include <sys/stat.h>
 
 #include "frac_test.h"
@@ -316,6 +320,120 @@ TEST_F_TIMEOUT(pcie, aer_fatal, 180)
 	load_check(_metadata, self, ids);
 }
 
+/*
+ * BOs that open files hold across a removal: a host BO of each DMA direction,
+ * mmapped, with a job's copy in the one the device writes, and a udmabuf
+ * imported into both files (the exporter maps its pages for the device).
+ * The removal must give back every DMA mapping the driver holds for the
+ * device (its own, its SG lists, the exporter's for the import): DMA-API
+ * debug reports any left when the device goes ("device driver has pending
+ * DMA allocations while released from device", which the runner's kernel
+ * check fails on), and the files' closes after must not unmap again. The
+ * BOs themselves live on for the files: their mmaps keep their pages.
+ *
+ * Regression: frac.ko kept every mapping until the BO's free, so each
+ * removal with files open left them behind ([count=12] in the sysfs removal
+ * with these BOs and the test's own two).
+ */
+#define HELD_SIZE	(256 << 10)
+
+struct held {
+	struct frac_bo to, from, bidi;
+	int udma, memfd, dmabuf;
+	uint8_t *udata;
+	uint32_t imp[2];
+};
+
+static void held_setup(struct __test_metadata *_metadata, struct frac_dev *dev,
+		       struct frac_dev *other, struct held *h)
+{
+	struct drm_prime_handle imp;
+	struct udmabuf_create uc;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	h->udma = h->memfd = h->dmabuf = -1;
+	ASSERT_EQ(0, frac_t_bo(dev, HELD_SIZE, DRM_FRAC_BO_TO_DEVICE, &h->to));
+	ASSERT_EQ(0, frac_t_bo(dev, HELD_SIZE, DRM_FRAC_BO_FROM_DEVICE, &h->from));
+	ASSERT_EQ(0, frac_t_bo(dev, HELD_SIZE, 0, &h->bidi));
+	frac_fill_random(h->to.map, HELD_SIZE, 21);
+	frac_fill_random(h->bidi.map, HELD_SIZE, 22);
+	memset(h->from.map, 0, HELD_SIZE);
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_copy(&cl, &h->from, 0, &h->to, 0, HELD_SIZE));
+	ASSERT_EQ(0, frac_run(dev, 0, &cl, &res));
+	ASSERT_EQ(0, res.status);
+
+	h->udma = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (h->udma < 0) {
+		TH_LOG("no /dev/udmabuf: the removal holds no import");
+		return;
+	}
+	h->memfd = memfd_create("frac-pcie-held", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	ASSERT_LE(0, h->memfd);
+	ASSERT_EQ(0, ftruncate(h->memfd, HELD_SIZE));
+	ASSERT_EQ(0, fcntl(h->memfd, F_ADD_SEALS, F_SEAL_SHRINK));
+	h->udata = mmap(NULL, HELD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, h->memfd, 0);
+	ASSERT_NE(MAP_FAILED, h->udata);
+	frac_fill_random(h->udata, HELD_SIZE, 23);
+	memset(&uc, 0, sizeof(uc));
+	uc.memfd = (uint32_t)h->memfd;
+	uc.flags = UDMABUF_FLAGS_CLOEXEC;
+	uc.size = HELD_SIZE;
+	h->dmabuf = ioctl(h->udma, UDMABUF_CREATE, &uc);
+	ASSERT_LE(0, h->dmabuf) TH_LOG("UDMABUF_CREATE: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		memset(&imp, 0, sizeof(imp));
+		imp.fd = h->dmabuf;
+		ASSERT_EQ(0, frac_t_ioctl(i ? other->fd : dev->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE,
+					  &imp));
+		h->imp[i] = imp.handle;
+	}
+}
+
+/* After the removal: every mmap still shows its BO's pages, and writes land. */
+static void held_check(struct __test_metadata *_metadata, struct frac_dev *dev,
+		       struct held *h)
+{
+	uint8_t *ref = malloc(HELD_SIZE);
+
+	ASSERT_NE(NULL, ref);
+	EXPECT_EQ(-1, frac_first_diff(h->from.map, h->to.map, HELD_SIZE))
+		TH_LOG("the job's copy, read through the mmap after the removal");
+	frac_fill_random(ref, HELD_SIZE, 22);
+	EXPECT_EQ(-1, frac_first_diff(h->bidi.map, ref, HELD_SIZE))
+		TH_LOG("a host BO's contents, read through the mmap after the removal");
+	frac_fill_random(h->bidi.map, HELD_SIZE, 24);
+	frac_fill_random(ref, HELD_SIZE, 24);
+	EXPECT_EQ(-1, frac_first_diff(h->bidi.map, ref, HELD_SIZE))
+		TH_LOG("a write through the mmap after the removal");
+	if (h->udata) {
+		frac_fill_random(ref, HELD_SIZE, 23);
+		EXPECT_EQ(-1, frac_first_diff(h->udata, ref, HELD_SIZE))
+			TH_LOG("the imported udmabuf's pages");
+	}
+	free(ref);
+	/* The files' closes put the BOs; GEM_CLOSE is -ENODEV now. */
+	frac_bo_destroy(dev, &h->to);
+	frac_bo_destroy(dev, &h->from);
+	frac_bo_destroy(dev, &h->bidi);
+}
+
+/* After the files closed: the exporter's side. */
+static void held_release(struct held *h)
+{
+	if (h->dmabuf >= 0)
+		close(h->dmabuf);
+	if (h->udata)
+		munmap(h->udata, HELD_SIZE);
+	if (h->memfd >= 0)
+		close(h->memfd);
+	if (h->udma >= 0)
+		close(h->udma);
+}
+
 /* Export @syncobj's fence as a sync_file. */
 static int sync_file_of(int fd, uint32_t syncobj)
 {
@@ -357,9 +475,11 @@ TEST_F_TIMEOUT(pcie, unplug, 180)
 	uint32_t sa, sb, ida, idb, idc = 0;
 	int sfa, sfb, i, ret;
 	struct stat st;
+	struct held held;
 	bool inflight = self->dev.features & DRM_FRAC_FEAT_FAULT_INJ;
 
 	ASSERT_EQ(0, frac_open(self->dev.index, &other));
+	held_setup(_metadata, &self->dev, &other, &held);
 
 	/* A in flight on queue 0 (held by latency if we can), B queued behind it on queue 1. */
 	if (inflight)
@@ -431,9 +551,11 @@ TEST_F_TIMEOUT(pcie, unplug, 180)
 	/* The device's files are gone; ours close cleanly (the runner checks dmesg). */
 	snprintf(path, sizeof(path), "/dev/accel/accel%d", self->dev.index);
 	EXPECT_NE(0, stat(path, &st)) TH_LOG("%s still there", path);
+	held_check(_metadata, &self->dev, &held);
 	close(sfa);
 	close(sfb);
 	frac_close(&other);
+	held_release(&held);
 }
 
 /* ---- Without the host: the guest's own AER injection and sysfs removal --- */
@@ -512,6 +634,7 @@ TEST_F_TIMEOUT(local, remove_after_failed_recovery, 180)
 	char path[256];
 	int sf, ret, i;
 	struct stat st;
+	struct held held;
 	bool recovered;
 
 	if (access("/dev/aer_inject", W_OK))
@@ -519,6 +642,7 @@ TEST_F_TIMEOUT(local, remove_after_failed_recovery, 180)
 	ASSERT_EQ(0, frac_open(self->dev.index, &other));
 	errs0 = frac_t_counter(&self->dev, "errors");
 	resets0 = frac_t_counter(&self->dev, "device_resets");
+	held_setup(_metadata, &self->dev, &other, &held);
 
 	/* A job in flight (held by latency if we can) when the error comes. */
 	if (self->dev.features & DRM_FRAC_FEAT_FAULT_INJ)
@@ -569,10 +693,12 @@ TEST_F_TIMEOUT(local, remove_after_failed_recovery, 180)
 	close(sf);
 	EXPECT_EQ(-ENODEV, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_GET_PARAM, &gp));
 	EXPECT_EQ(-ENODEV, frac_t_ioctl(other.fd, DRM_IOCTL_FRAC_GET_PARAM, &gp));
+	held_check(_metadata, &self->dev, &held);
 	frac_bo_destroy(&self->dev, &a);
 	frac_bo_destroy(&self->dev, &b);
 	frac_close(&other);
 	frac_close(&self->dev);
+	held_release(&held);
 	/* The closes free the DRM device: give any deferred work the time to trip. */
 	usleep(500000);
 }
