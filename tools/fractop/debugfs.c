@@ -115,6 +115,7 @@ static int debugfs_sample(struct ft_source *src, struct ft_snapshot *snap)
 		struct ft_dev *d = &snap->devs[i];
 		char path[PATH_MAX + FT_NAME_LEN + 16];
 		ssize_t n, len = 0;
+		double t0, t;
 		int fd;
 
 		if (!d->is_frac || !d->pdev[0])
@@ -123,12 +124,16 @@ static int debugfs_sample(struct ft_source *src, struct ft_snapshot *snap)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* The file is made whole by its first read(): that is the instant it holds. */
+		t0 = ft_mono_s();
 		while ((n = read(fd, p->buf + len, sizeof(p->buf) - 1 - len)) > 0)
 			len += n;
+		t = (t0 + ft_mono_s()) / 2;
 		close(fd);
 		if (n < 0)
 			continue;
-		ft_parse_debugfs_queues(p->buf, len, d);
+		if (!ft_parse_debugfs_queues(p->buf, len, d))
+			d->t_src[FT_TS_DEBUGFS] = t;
 	}
 	return 0;
 }

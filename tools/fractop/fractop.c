@@ -19,7 +19,7 @@
 
 #include "fractop.h"
 
-const char *argp_program_version = "fractop 0.2 (schema 2)";
+const char *argp_program_version = "fractop 0.2 (schema 3)";
 
 static const char doc[] =
 "fractop: a live monitor of accel devices (/dev/accel/accel*).\n"

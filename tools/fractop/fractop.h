@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 #include <linux/types.h>
 
 #include "frac_job.h"		/* bpf/: the job stages and struct hist that fraclat uses */
@@ -31,7 +32,7 @@
 
 #define FT_ACCEL_MAJOR	261	/* drivers/accel/drm_accel.c: ACCEL_MAJOR */
 
-#define FT_SCHEMA_VERSION 2	/* of the -J and -c output; bump on any change of meaning */
+#define FT_SCHEMA_VERSION 3	/* of the -J and -c output; bump on any change of meaning */
 
 /* A derived number: a value, or not known. */
 struct ft_num {
@@ -163,6 +164,30 @@ struct ft_vector {
 	uint64_t count;			/* summed over CPUs */
 };
 
+/*
+ * Which source read a device's figures, for the instant each was read at: a source reads its
+ * devices one after another, and a rate is a counter's delta over the time between the same
+ * source's two reads of it, not over the sample's nominal interval.
+ */
+enum ft_src_ts {
+	FT_TS_SYSFS,		/* val[], has */
+	FT_TS_DEBUGFS,		/* q[] */
+	FT_TS_IRQ,		/* vec[] */
+	FT_TS_LATENCY,		/* lat[] */
+	FT_TS_NR
+};
+
+extern const char *const ft_src_ts_names[FT_TS_NR];	/* "sysfs", "debugfs", ... */
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double ft_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 struct ft_dev {
 	char node[FT_NAME_LEN];		/* "accel0" */
 	unsigned int minor;
@@ -187,6 +212,11 @@ struct ft_dev {
 	bool lat_ok;
 	unsigned int lat_nr_queues;
 	struct hist lat[FT_MAX_QUEUES][NR_STAGES];
+	/*
+	 * CLOCK_MONOTONIC seconds at which each source read this device: the midpoint of a clock
+	 * read just before and one just after its reads; 0 when that source did not read it.
+	 */
+	double t_src[FT_TS_NR];
 };
 
 /* The BPF job programs' counters (struct job_stats, summed over CPUs), cumulative. */
@@ -209,10 +239,11 @@ struct ft_client {
 	char comm[FT_COMM_LEN + 1];
 	unsigned int nr_fds;		/* fds (in all processes) that point at it */
 	unsigned int nr_pids;		/* processes holding it */
+	double t_mono;			/* when its fdinfo was read (midpoint); 0: unknown */
 };
 
 struct ft_snapshot {
-	double t_mono;			/* CLOCK_MONOTONIC seconds of the sample */
+	double t_mono;			/* CLOCK_MONOTONIC seconds of the sample's start */
 	double t_wall;			/* CLOCK_REALTIME seconds */
 	struct ft_dev *devs;
 	unsigned int nr_devs, cap_devs;
@@ -319,6 +350,8 @@ struct ft_view_proc {
 	struct ft_num jobs_failed;	/* drm-frac-jobs-failed, summed over its clients */
 	struct ft_num busy_pct;		/* sum over its engines (for sorting) */
 	struct ft_num mem_bytes;	/* sum of drm-total- (or drm-memory-) over regions */
+	/* When its fdinfo was read (its first client's), and since that client's last read. */
+	struct ft_num t_fdinfo, dt_fdinfo;
 };
 
 enum ft_rate {
@@ -345,6 +378,8 @@ struct ft_view_dev {
 	struct ft_view_queue queues[FT_MAX_QUEUES];	/* dev.nr_queues of them */
 	struct ft_num vec_per_s[FT_MAX_VECTORS];	/* dev.nr_vec of them */
 	struct ft_num temp_c, power_w;
+	/* Each source's read of this device (dev.t_src) and the interval its rates are over. */
+	struct ft_num t_src[FT_TS_NR], dt_src[FT_TS_NR];
 	/* Per engine (for frac: per queue), summed over the device's clients' fdinfo. */
 	struct ft_view_engine engines[FT_MAX_ENGINES];
 	unsigned int nr_engines;
@@ -360,7 +395,8 @@ struct ft_view_dev {
 
 struct ft_view {
 	double t_wall;
-	struct ft_num interval_s;
+	double t_mono;			/* the sample's start, as the snapshot's */
+	struct ft_num interval_s;	/* between the samples' starts */
 	struct ft_view_dev *devs;
 	unsigned int nr_devs;
 	unsigned int procs_seen, procs_denied, fds_seen, accel_fds;
@@ -384,6 +420,7 @@ int ft_model_update(struct ft_model *m, struct ft_snapshot *snap);
 struct ft_num ft_counter_rate(uint64_t prev, bool prev_ok, uint64_t cur, bool cur_ok, double dt);
 struct ft_num ft_engine_busy_pct(const struct ft_engine *prev, const struct ft_engine *cur,
 				 double dt);
+double ft_src_interval(double t_prev, double t_cur, double dt_sample);
 
 /* ---- formatting and layout (format.c, pure) ---- */
 
@@ -447,7 +484,7 @@ bool ft_json_num(const struct ft_jval *v, double *out);
 
 /* ---- record and replay (record.c) ---- */
 
-#define FT_RECORD_VERSION	2	/* of the -w file; README.md "Record format" */
+#define FT_RECORD_VERSION	3	/* of the -w file; README.md "Record format" */
 #define FT_RECORD_MAX_SOURCES	8
 
 /* The header line: what recorded, and which sources could run (the screen says why not). */

@@ -132,6 +132,7 @@ static int irq_sample(struct ft_source *src, struct ft_snapshot *snap)
 	unsigned int ncpu = 0, i, found = 0, want = 0;
 	char *line = NULL;
 	size_t cap = 0;
+	double t0, t;
 	FILE *f;
 
 	for (i = 0; i < snap->nr_devs; i++)
@@ -142,6 +143,7 @@ static int irq_sample(struct ft_source *src, struct ft_snapshot *snap)
 	f = fopen(p->interrupts, "re");
 	if (!f)
 		return -errno;
+	t0 = ft_mono_s();
 	if (getline(&line, &cap, f) > 0) {
 		for (char *t = strtok(line, " \t\n"); t; t = strtok(NULL, " \t\n"))
 			ncpu += !strncmp(t, "CPU", 3);
@@ -163,6 +165,7 @@ static int irq_sample(struct ft_source *src, struct ft_snapshot *snap)
 			found++;
 		}
 	}
+	t = (t0 + ft_mono_s()) / 2;
 	free(line);
 	fclose(f);
 	/* A vector /proc/interrupts did not list has no count: not known, the device's figures. */
@@ -173,6 +176,8 @@ static int irq_sample(struct ft_source *src, struct ft_snapshot *snap)
 		for (unsigned int v = 0; v < d->nr_vec; v++)
 			named += d->vec[v].name[0] != '\0';
 		d->vectors_ok = d->nr_vec && named == d->nr_vec;
+		if (d->vectors_ok)
+			d->t_src[FT_TS_IRQ] = t;
 	}
 	return 0;
 }

@@ -141,8 +141,10 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 	struct job_stats st;
 	struct entry *e = NULL;
 	size_t n = 0;
+	double t0, t;
 	int err;
 
+	t0 = ft_mono_s();
 	err = map_drain_percpu(bpf_map__fd(p->obj->maps.hists), sizeof(struct fraclat_key),
 			       offsetof(struct fraclat_key, gen),
 			       gen_flip(&p->obj->bss->frac_gen, p->obj->bss->frac_gen_busy),
@@ -182,6 +184,7 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 			ls[FT_LS_FIRST_STATUS + k] = st.status[k];
 		snap->lat_ok = true;
 	}
+	t = (t0 + ft_mono_s()) / 2;
 
 	for (unsigned int i = 0; i < snap->nr_devs; i++) {
 		struct ft_dev *fd = &snap->devs[i];
@@ -201,6 +204,7 @@ static int lat_sample(struct ft_source *src, struct ft_snapshot *snap)
 		memcpy(fd->lat, d->h, sizeof(fd->lat[0]) * nq);
 		fd->lat_nr_queues = nq;
 		fd->lat_ok = true;
+		fd->t_src[FT_TS_LATENCY] = t;
 	}
 	return 0;
 }

@@ -9,6 +9,11 @@
  * value lower than the last one read is held at the last one until it catches up. A client
  * first seen in this sample has no rate yet; it counts from its second sample.
  *
+ * A source reads its devices (and the fdinfo walk its clients) one after another, well after the
+ * sample's start when the machine is busy: each read carries its own CLOCK_MONOTONIC instant,
+ * and a rate is over the time between the same source's two reads (ft_src_interval()), so
+ * that a figure never counts what happened before or after the interval it is said to cover.
+ *
  * Also here: the snapshot's small container functions, and the rate history of each device
  * (carried across samples by the device's node and PCI address) for the sparklines.
  */
@@ -28,6 +33,13 @@ const char *const ft_rate_names[FT_R_NR] = {
 	[FT_R_READ_BPS] = "read_bytes_per_s",
 	[FT_R_WRITE_BPS] = "written_bytes_per_s",
 	[FT_R_IRQ_PER_S] = "interrupts_per_s",
+};
+
+const char *const ft_src_ts_names[FT_TS_NR] = {
+	[FT_TS_SYSFS] = "sysfs",
+	[FT_TS_DEBUGFS] = "debugfs",
+	[FT_TS_IRQ] = "interrupts",
+	[FT_TS_LATENCY] = "latency",
 };
 
 /* ---- snapshot containers ---- */
@@ -101,6 +113,17 @@ struct ft_num ft_counter_rate(uint64_t prev, bool prev_ok, uint64_t cur, bool cu
 	if (!prev_ok || !cur_ok || !(dt > 0) || cur < prev)
 		return FT_NUM_NA;
 	return ft_num_of((double)(cur - prev) / dt);
+}
+
+/*
+ * The interval a source's rates are over: from its read in the previous sample to its read in
+ * this one; the samples' own interval when either read has no instant of its own (0).
+ */
+double ft_src_interval(double t_prev, double t_cur, double dt_sample)
+{
+	if (t_prev > 0 && t_cur > 0)
+		return t_cur - t_prev;
+	return dt_sample;
 }
 
 #define HAS(e, k) ((e)->has & (1u << (k)))
@@ -333,6 +356,15 @@ static int add_client(struct ft_model *m, struct ft_view_dev *vd, unsigned int *
 
 	if (!vp)
 		return -ENOMEM;
+	/* Over this client's own interval: the time between its two fdinfo reads. */
+	dt = ft_src_interval(pc ? pc->t_mono : 0, c->t_mono, dt);
+	if (!vp->nr_clients) {
+		/* A process's clients are read one after another in its own walk: the first's. */
+		if (c->t_mono > 0)
+			vp->t_fdinfo = ft_num_of(c->t_mono);
+		if (pc && dt > 0)
+			vp->dt_fdinfo = ft_num_of(dt);
+	}
 	vp->nr_clients++;
 	vd->nr_clients++;
 	for (unsigned int e = 0; e < c->fi.nr_engines; e++) {
@@ -387,9 +419,10 @@ static void proc_mem(struct ft_view_proc *vp)
 
 #define DEV_OK(d, k) ((d)->has & (1ull << (k)))
 
-static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt)
+static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt_sample)
 {
 	const struct ft_dev *d = &vd->dev;
+	double dt_src[FT_TS_NR], dt;
 	static const struct { int rate, key; } plain[] = {
 		{ FT_R_JOBS_PER_S, FT_D_JOBS_COMPLETED },
 		{ FT_R_FAILED_PER_S, FT_D_JOBS_FAILED },
@@ -403,8 +436,15 @@ static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt)
 	};
 	unsigned int i;
 
+	for (i = 0; i < FT_TS_NR; i++) {
+		dt_src[i] = ft_src_interval(p ? p->t_src[i] : 0, d->t_src[i], dt_sample);
+		vd->t_src[i] = d->t_src[i] > 0 ? ft_num_of(d->t_src[i]) : FT_NUM_NA;
+		vd->dt_src[i] = p && p->t_src[i] > 0 && d->t_src[i] > 0 && dt_src[i] > 0 ?
+				ft_num_of(dt_src[i]) : FT_NUM_NA;
+	}
 	for (i = 0; i < FT_R_NR; i++)
 		vd->rate[i] = FT_NUM_NA;
+	dt = dt_src[FT_TS_SYSFS];
 	if (p) {
 		for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 			int k = plain[i].key;
@@ -427,7 +467,8 @@ static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt)
 				vd->rate[busy[i].rate] = ft_num_of(100.0 * b.v / clk.v);
 		}
 	}
-	/* Per queue (debugfs) and per vector (/proc/interrupts). */
+	/* Per queue (debugfs) and per vector (/proc/interrupts), each over its own reads. */
+	dt = dt_src[FT_TS_DEBUGFS];
 	for (i = 0; i < d->nr_queues; i++) {
 		bool pq = p && i < p->nr_queues;
 
@@ -436,6 +477,7 @@ static void dev_rates(struct ft_view_dev *vd, const struct ft_dev *p, double dt)
 		vd->queues[i].failed_per_s = ft_counter_rate(pq ? p->q[i][FT_Q_FAILED] : 0, pq,
 							     d->q[i][FT_Q_FAILED], true, dt);
 	}
+	dt = dt_src[FT_TS_IRQ];
 	for (i = 0; i < d->nr_vec; i++) {
 		const struct ft_vector *pv = NULL;
 
@@ -534,6 +576,7 @@ int ft_model_update(struct ft_model *m, struct ft_snapshot *snap)
 	unsigned int i, j;
 
 	nv.t_wall = snap->t_wall;
+	nv.t_mono = snap->t_mono;
 	nv.interval_s = m->have_prev && dt > 0 ? ft_num_of(dt) : FT_NUM_NA;
 	nv.procs_seen = snap->procs_seen;
 	nv.procs_denied = snap->procs_denied;

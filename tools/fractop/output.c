@@ -67,6 +67,30 @@ static void json_num(FILE *f, struct ft_num n)
 		fputs("null", f);
 }
 
+/* CLOCK_MONOTONIC instants and the intervals between them, to the ns clock_gettime() has. */
+static void json_time(FILE *f, struct ft_num n)
+{
+	if (n.ok && isfinite(n.v))
+		fprintf(f, "%.9f", n.v);
+	else
+		fputs("null", f);
+}
+
+/* "reads":{"sysfs":{"t_mono":..., "interval_s":...}, ...}: when each source read it. */
+static void json_reads(FILE *f, const char *const *names, const struct ft_num *t,
+		       const struct ft_num *dt, unsigned int n)
+{
+	fputs(",\"reads\":{", f);
+	for (unsigned int i = 0; i < n; i++) {
+		fprintf(f, "%s\"%s\":{\"t_mono\":", i ? "," : "", names[i]);
+		json_time(f, t[i]);
+		fputs(",\"interval_s\":", f);
+		json_time(f, dt[i]);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
 /* Byte counts and other integers carried in a double: exact to 2^53. */
 static void json_int(FILE *f, struct ft_num n)
 {
@@ -233,6 +257,8 @@ static void json_vectors(FILE *f, const struct ft_view_dev *vd)
 	fputc(']', f);
 }
 
+static const char *const fdinfo_name[] = { "fdinfo" };
+
 static void json_dev(FILE *f, const struct ft_view_dev *vd)
 {
 	const struct ft_dev *d = &vd->dev;
@@ -244,6 +270,7 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 	json_str_or_null(f, d->driver);
 	fputs(",\"pdev\":", f);
 	json_str_or_null(f, d->pdev);
+	json_reads(f, ft_src_ts_names, vd->t_src, vd->dt_src, FT_TS_NR);
 	fputs(",\"counters\":{", f);
 	for (i = 0; i < FT_D_NR_COUNTERS; i++) {
 		fprintf(f, "%s\"%s\":", i ? "," : "", ft_dev_keys[i].name);
@@ -288,6 +315,7 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 		json_num(f, p->jobs_per_s);
 		fputs(",\"jobs_failed\":", f);
 		json_int(f, p->jobs_failed);
+		json_reads(f, fdinfo_name, &p->t_fdinfo, &p->dt_fdinfo, 1);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -295,8 +323,8 @@ static void json_dev(FILE *f, const struct ft_view_dev *vd)
 
 void ft_write_json(FILE *f, const struct ft_view *v)
 {
-	fprintf(f, "{\"schema_version\":%d,\"timestamp\":%.3f,\"interval_s\":",
-		FT_SCHEMA_VERSION, v->t_wall);
+	fprintf(f, "{\"schema_version\":%d,\"timestamp\":%.3f,\"t_mono\":%.9f,\"interval_s\":",
+		FT_SCHEMA_VERSION, v->t_wall, v->t_mono);
 	json_num(f, v->interval_s);
 	fprintf(f, ",\"procs_seen\":%u,\"procs_denied\":%u", v->procs_seen, v->procs_denied);
 	/* The BPF job programs' counters since attach: what they lost, how jobs ended. */
@@ -342,6 +370,13 @@ static void csv_num(FILE *f, struct ft_num n, bool integer)
 		fprintf(f, integer ? "%.0f" : "%.10g", n.v);
 }
 
+static void csv_time(FILE *f, struct ft_num n)
+{
+	fputc(',', f);
+	if (n.ok && isfinite(n.v))
+		fprintf(f, "%.9f", n.v);
+}
+
 void ft_write_csv_header(FILE *f)
 {
 	unsigned int i;
@@ -354,7 +389,10 @@ void ft_write_csv_header(FILE *f)
 	fputs(",temperature_c,power_w,clients,processes,engine_busy_pct,memory_total_bytes,"
 	      "queue_jobs_per_s,queue_failed,queue_timeouts,queue_resets,vector_per_s,"
 	      "queue_latency_count,queue_latency_p50_ns,queue_latency_p99_ns,"
-	      "queue_latency_log2_ns\n", f);
+	      "queue_latency_log2_ns,t_mono", f);
+	for (i = 0; i < FT_TS_NR; i++)
+		fprintf(f, ",%s_t_mono,%s_interval_s", ft_src_ts_names[i], ft_src_ts_names[i]);
+	fputc('\n', f);
 }
 
 /*
@@ -514,6 +552,11 @@ void ft_write_csv(FILE *f, const struct ft_view *v)
 		csv_lat_cell(f, d, CSV_LAT_P50);
 		csv_lat_cell(f, d, CSV_LAT_P99);
 		csv_lat_cell(f, d, CSV_LAT_LOG2);
+		fprintf(f, ",%.9f", v->t_mono);
+		for (k = 0; k < FT_TS_NR; k++) {
+			csv_time(f, vd->t_src[k]);
+			csv_time(f, vd->dt_src[k]);
+		}
 		fputc('\n', f);
 	}
 }

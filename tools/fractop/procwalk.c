@@ -287,6 +287,7 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 
 	for (i = 0; i < nr; i++) {
 		struct ft_client *c;
+		double t0, t;
 		ssize_t len;
 		int dev;
 
@@ -303,7 +304,9 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 			read_comm(p, pid_fd, comm);
 		}
 		snprintf(name, sizeof(name), "%d", nfds[i].fd);
+		t0 = ft_mono_s();
 		len = read_file(p, ifd, name);
+		t = (t0 + ft_mono_s()) / 2;
 		if (len < 0)
 			continue;
 		c = ft_snapshot_add_client(snap);
@@ -318,6 +321,7 @@ static int walk_pid(struct walk_priv *p, struct pid_ent *pe, struct ft_snapshot 
 		memcpy(c->comm, comm, sizeof(c->comm));
 		c->nr_fds = 1;
 		c->nr_pids = 1;
+		c->t_mono = t;
 	}
 	if (ifd >= 0)
 		close(ifd);

@@ -560,6 +560,44 @@ void ft_prom_write(FILE *f, const struct ft_view *v, const struct ft_snapshot *s
 	}
 
 	/* The exporter itself. */
+	/*
+	 * When each source read each device, and each client's fdinfo: the instant its figures
+	 * are for (the sources read one after another, the walk over /proc takes a while), as
+	 * Unix time: CLOCK_MONOTONIC moved onto the sample's CLOCK_REALTIME, read just after it.
+	 */
+	for (i = 0, any = false; i < s->nr_devs; i++)
+		for (k = 0; k < FT_TS_NR; k++)
+			any |= s->devs[i].t_src[k] > 0;
+	if (any) {
+		ft_prom_family(f, "frac_source_read_timestamp_seconds", "gauge",
+			       "When the source read the device, Unix time.");
+		for (i = 0; i < s->nr_devs; i++) {
+			for (k = 0; k < FT_TS_NR; k++) {
+				if (!(s->devs[i].t_src[k] > 0))
+					continue;
+				dev_label(&pl, &s->devs[i]);
+				pl.l[1] = (struct ft_prom_label){ "source", ft_src_ts_names[k] };
+				sample_d(f, "frac_source_read_timestamp_seconds", pl.l, 2,
+					 s->t_wall + (s->devs[i].t_src[k] - s->t_mono));
+			}
+		}
+	}
+	for (i = 0, any = false; i < s->nr_clients; i++)
+		any |= s->clients[i].dev >= 0 && s->clients[i].t_mono > 0;
+	if (any) {
+		ft_prom_family(f, "frac_client_read_timestamp_seconds", "gauge",
+			       "When the client's fdinfo was read, Unix time.");
+		for (i = 0; i < s->nr_clients; i++) {
+			const struct ft_client *c = &s->clients[i];
+
+			if (c->dev < 0 || !(c->t_mono > 0))
+				continue;
+			client_labels(&pl, s, c);
+			sample_d(f, "frac_client_read_timestamp_seconds", pl.l, pl.n,
+				 s->t_wall + (c->t_mono - s->t_mono));
+		}
+	}
+
 	ft_prom_family(f, "frac_exporter_samples_total", "counter",
 		       "Samples fractop has taken since it started.");
 	sample_u64(f, "frac_exporter_samples_total", NULL, 0, self->samples);

@@ -10,7 +10,9 @@
  * clear. Every device has "latency_ok" and a "histograms" array: the BPF latency source's
  * cumulative histograms (struct hist: count, sum, min, max, the log2 slots and the fine
  * slots percentiles come from, both written sparse), only those with a job in them; a sample
- * has "lat_stats" when that source ran. Version 2; a reader reads its own version only.
+ * has "lat_stats" when that source ran. Every device has "read_at": the instant (CLOCK_MONOTONIC
+ * s) at which each source that read it did, and every client its fdinfo read's "t_mono": the
+ * model's rates are over those. Version 3; a reader reads its own version only.
  *
  * The reader is strict: replay opens the whole file and checks every line before it shows
  * anything, so a truncated or damaged record is one error line ("FILE:LINE: what"), never a
@@ -127,7 +129,12 @@ static void write_dev(FILE *f, const struct ft_dev *d)
 		for (int st = 0; st < NR_STAGES; st++)
 			if (d->lat[i][st].count)
 				write_hist(f, &d->lat[i][st], i, st, k++);
-	fputs("]}", f);
+	fputs("],\"read_at\":{", f);
+	for (i = 0, k = 0; i < FT_TS_NR; i++)
+		if (d->t_src[i] > 0)
+			fprintf(f, "%s\"%s\":%.17g", k++ ? "," : "", ft_src_ts_names[i],
+				d->t_src[i]);
+	fputs("}}", f);
 }
 
 static void write_client(FILE *f, const struct ft_client *c)
@@ -138,6 +145,8 @@ static void write_client(FILE *f, const struct ft_client *c)
 	fprintf(f, "{\"dev\":%d,\"pid\":%d,\"comm\":", c->dev, (int)c->pid);
 	ft_json_string(f, c->comm);
 	fprintf(f, ",\"nr_fds\":%u,\"nr_pids\":%u", c->nr_fds, c->nr_pids);
+	if (c->t_mono > 0)
+		fprintf(f, ",\"t_mono\":%.17g", c->t_mono);
 	if (fi->has_driver) {
 		fputs(",\"driver\":", f);
 		ft_json_string(f, fi->driver);
@@ -389,7 +398,7 @@ static int read_hist(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 static int read_dev(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 {
 	const char *dev_names[FT_D_NR];
-	const struct ft_jval *vals, *qs, *vs, *hs;
+	const struct ft_jval *vals, *qs, *vs, *hs, *ra;
 	unsigned int i, k;
 
 	if (o->type != FT_J_OBJ)
@@ -456,10 +465,20 @@ static int read_dev(struct rd *rd, const struct ft_jval *o, struct ft_dev *d)
 	for (i = 0; i < hs->n; i++)
 		if (read_hist(rd, &hs->items[i], d))
 			return -EINVAL;
+	ra = need(rd, o, "read_at", FT_J_OBJ);
+	if (!ra || only_keys(rd, ra, ft_src_ts_names, FT_TS_NR, NULL))
+		return -EINVAL;
+	for (i = 0; i < FT_TS_NR; i++) {
+		const struct ft_jval *v = ft_json_get(ra, ft_src_ts_names[i]);
+
+		if (v && (!ft_json_num(v, &d->t_src[i]) || !(d->t_src[i] > 0)))
+			return bad(rd, "bad time", ft_src_ts_names[i]);
+	}
 	{
 		static const char *const dk[] = { "node", "minor", "driver", "pdev", "is_frac",
 						  "values", "queues", "vectors_ok", "vectors",
-						  "latency_ok", "latency_queues", "histograms" };
+						  "latency_ok", "latency_queues", "histograms",
+						  "read_at" };
 
 		return only_keys(rd, o, dk, sizeof(dk) / sizeof(dk[0]), NULL);
 	}
@@ -491,9 +510,9 @@ static int read_keyed(struct rd *rd, const struct ft_jval *o, const char *const 
 static int read_client(struct rd *rd, const struct ft_jval *o, const struct ft_snapshot *s,
 		       struct ft_client *c)
 {
-	static const char *const ck[] = { "dev", "pid", "comm", "nr_fds", "nr_pids", "driver",
-					  "pdev", "client_id", "engines", "regions", "driver_keys",
-					  "malformed", "dropped" };
+	static const char *const ck[] = { "dev", "pid", "comm", "nr_fds", "nr_pids", "t_mono",
+					  "driver", "pdev", "client_id", "engines", "regions",
+					  "driver_keys", "malformed", "dropped" };
 	struct ft_fdinfo *fi = &c->fi;
 	const struct ft_jval *v, *en, *rg, *dk;
 	unsigned int i;
@@ -515,6 +534,9 @@ static int read_client(struct rd *rd, const struct ft_jval *o, const struct ft_s
 	    get_uint(rd, o, "dropped", &fi->dropped))
 		return pid > INT32_MAX ? bad(rd, "bad", "pid") : -EINVAL;
 	c->pid = pid;
+	v = ft_json_get(o, "t_mono");
+	if (v && (!ft_json_num(v, &c->t_mono) || !(c->t_mono > 0)))
+		return bad(rd, "bad time", "t_mono");
 	if (ft_json_get(o, "driver")) {
 		if (get_str(rd, o, "driver", fi->driver, sizeof(fi->driver)))
 			return -EINVAL;

@@ -245,6 +245,7 @@ static int sysfs_sample(struct ft_source *src, struct ft_snapshot *snap)
 	struct sysfs_priv *p = src->priv;
 	struct dirent *de;
 	unsigned int i, j;
+	double t0;
 
 	rewinddir(p->class_dir);
 	for (i = 0; i < p->nr; i++)
@@ -312,9 +313,12 @@ static int sysfs_sample(struct ft_source *src, struct ft_snapshot *snap)
 		snprintf(o->pdev, sizeof(o->pdev), "%s", d->pdev);
 		o->minor = d->minor;
 		o->is_frac = d->is_frac;
+		/* The instant of these reads: the rates are over the time between two of them. */
+		t0 = ft_mono_s();
 		for (j = 0; j < FT_D_NR; j++)
 			if (pread_u64(d->fd[j], &o->val[j]))
 				o->has |= 1ull << j;
+		o->t_src[FT_TS_SYSFS] = (t0 + ft_mono_s()) / 2;
 	}
 	snap->sysfs_ok = true;
 	return 0;

@@ -48,7 +48,7 @@ guest_ok "fractop -J -n 1: a complete line, frac counters, hwmon, $nq queues" \
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
 d = o["devices"][0]
-assert o["schema_version"] == 2 and d["device"] == "accel0" and d["driver"] == "frac"
+assert o["schema_version"] == 3 and d["device"] == "accel0" and d["driver"] == "frac"
 assert all(isinstance(v, int) for v in d["counters"].values()), d["counters"]
 assert d["counters"]["num_queues"] == int(sys.argv[2])
 assert d["temperature_c"] is not None and d["power_w"] is not None
@@ -105,6 +105,7 @@ TERM=xterm-256color $TM new-session -d -s g -x 120 -y 40 \
 L=$!
 for _ in $(seq 100); do fdinfo_key $L drm-frac-jobs-completed > /dev/null && break; sleep 0.1; done
 "$F" -J -n 3 -d 1 > "$T/busy.jsonl" 2> "$T/busy.err"
+j1=$(cat "$SYS/jobs_completed")
 if alive $L; then
 	guest_ok "fractop -J saw fracload's process row, 4 queues, 1 client" \
 		py "$T/busy.jsonl" $L <<'EOF'
@@ -117,19 +118,51 @@ assert p["comm"] == "fracload" and p["clients"] == 1 and p["jobs_completed"] > 0
 assert [e["name"] for e in p["engines"]] == ["queue0", "queue1", "queue2", "queue3"], p
 assert p["memory_bytes"] > 0, p
 EOF
-	guest_ok "device jobs/s = process jobs/s (10%) where fracload is the only client" \
-		py "$T/busy.jsonl" $L <<'EOF'
+	# fracload is the only client: from j0 on, the device's jobs_completed (sysfs: the queues'
+	# counters summed; debugfs: each queue's) is j0 + the client's drm-frac-jobs-completed, one
+	# count that only grows. Each source read it at its own instant, one after another (sysfs,
+	# fdinfo, debugfs, then the next sample's sysfs, and after the run j1), so the counts must
+	# follow that order exactly; and each rate is its own source's count over its own interval.
+	# The device's and the process's rates cover intervals a few ms apart, of a workload that
+	# comes in bursts: they are not equal, and no tolerance would make them so; the counts'
+	# order is what holds, with none.
+	guest_ok "device and process jobs/s, each over its own source's interval; the counts follow the read order" \
+		py "$T/busy.jsonl" $L "$j0" "$j1" <<'EOF'
 import json, sys
-n = 0
+pid, j0, j1 = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+chain, prev, n = [], None, 0
 for l in open(sys.argv[1]):
     d = json.loads(l)["devices"][0]
-    ps = [p for p in d["processes"] if p["pid"] == int(sys.argv[2])]
+    r = d["reads"]
+    ps = [p for p in d["processes"] if p["pid"] == pid]
     if d["clients"] != 1 or not ps or ps[0]["jobs_per_s"] is None:
+        prev = None
         continue
-    dev, proc = d["rates"]["jobs_per_s"], ps[0]["jobs_per_s"]
-    assert dev > 100 and abs(dev - proc) <= 0.1 * dev, (dev, proc)
+    p = ps[0]
+    cur = {"sys": (r["sysfs"]["t_mono"], d["counters"]["jobs_completed"] - j0),
+           "fd": (p["reads"]["fdinfo"]["t_mono"], p["jobs_completed"]),
+           "dbg": (r["debugfs"]["t_mono"], sum(q["completed"] for q in d["queues"]) - j0)}
+    chain += [cur["sys"], cur["fd"], cur["dbg"]]
+    dev, proc = d["rates"]["jobs_per_s"], p["jobs_per_s"]
+    dsys, dfd = r["sysfs"]["interval_s"], p["reads"]["fdinfo"]["interval_s"]
+    # One stamp for the whole sample would call these counts simultaneous: they are not.
+    print(f"device {dev:.2f} jobs/s over {dsys:.6f} s (sysfs), process {proc:.2f} over "
+          f"{dfd:.6f} s (fdinfo); fdinfo read {1e3 * (cur['fd'][0] - cur['sys'][0]):.1f} ms "
+          f"after sysfs, {cur['fd'][1] - cur['sys'][1]} jobs later, debugfs "
+          f"{1e3 * (cur['dbg'][0] - cur['sys'][0]):.1f} ms, {cur['dbg'][1] - cur['sys'][1]} jobs")
+    assert dev > 100, dev
+    if prev:
+        # Each rate is its source's own count over its own interval (as printed: 10 digits).
+        for k, rate, dt in (("sys", dev, dsys), ("fd", proc, dfd)):
+            assert abs(dt - (cur[k][0] - prev[k][0])) < 1e-8, (k, dt, cur[k], prev[k])
+            assert abs(rate * dt - (cur[k][1] - prev[k][1])) < 1e-3, (k, rate, dt, cur, prev)
+    prev = cur
     n += 1
 assert n, "no line with a rate for the workload"
+t = [x[0] for x in chain]
+c = [x[1] for x in chain] + [j1 - j0]
+assert all(a < b for a, b in zip(t, t[1:])), ("reads out of order", t)
+assert all(a <= b for a, b in zip(c, c[1:])), ("counts out of read order", chain, j1 - j0)
 EOF
 	# Stopped, the workload's jobs in flight drain and every count holds still: the screen
 	# must then show exactly the device's and the process's counts.

@@ -33,7 +33,7 @@ else
 	n_fail "tests/unit is not built"
 fi
 
-check "unit JSON: every line parses, schema_version 2, same keys on every device object" \
+check "unit JSON: every line parses, schema_version 3, same keys on every device object" \
 	python3 - "$T/unit.jsonl" <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -44,7 +44,7 @@ def shape(o):
 shapes = set()
 for l in lines:
     o = json.loads(l)
-    assert o["schema_version"] == 2
+    assert o["schema_version"] == 3
     for d in o["devices"]:
         shapes.add(json.dumps({k: shape(v) for k, v in d.items() if not isinstance(v, list)}, sort_keys=True))
 assert len(shapes) == 1, "device objects differ in keys"
@@ -167,7 +167,17 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 2, f"{len(lines)} lines"
 for l in lines:
     o = json.loads(l)
-    assert o["schema_version"] == 2 and o["interval_s"] > 0
+    assert o["schema_version"] == 3 and o["interval_s"] > 0
+    # Each source's read has its own instant, in the order the sources run, after the
+    # sample's start; the fdinfo read of a process lies between sysfs's and debugfs's.
+    r = o["devices"][0]["reads"]
+    t = [r[k]["t_mono"] for k in ("sysfs", "debugfs", "interrupts")]
+    assert o["t_mono"] < t[0] < t[1] < t[2], (o["t_mono"], r)
+    assert r["latency"] == {"t_mono": None, "interval_s": None}, r
+    for p in o["devices"][0]["processes"]:
+        assert t[0] < p["reads"]["fdinfo"]["t_mono"] < t[1], (p["reads"], r)
+    assert o["devices"][1]["reads"]["sysfs"]["t_mono"] > t[0]
+    assert o["devices"][1]["reads"]["debugfs"]["t_mono"] is None
     # The host has no frac module: the latency source says so, and every figure is null.
     assert o["latency"]["active"] is False and o["latency"]["note"].startswith("latency: "), o["latency"]
     assert o["latency"]["ended_eio"] is None
@@ -257,20 +267,27 @@ assert o["devices"][0]["clients"] == 1' "$T/d1.jsonl"
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
 f = o["devices"][0]
+# Each rate is over its own source's interval: the time between that source's two reads.
 dt = o["interval_s"]
 assert 1.9 < dt < 2.5, dt
-assert abs(f["rates"]["jobs_per_s"] * dt - 500) < 0.01, (f["rates"]["jobs_per_s"], dt)
+r = f["reads"]
+dsys, ddbg, dirq = (r[k]["interval_s"] for k in ("sysfs", "debugfs", "interrupts"))
+assert all(1.9 < x < 2.5 for x in (dsys, ddbg, dirq)), r
+assert abs(f["rates"]["jobs_per_s"] * dsys - 500) < 1e-6, (f["rates"]["jobs_per_s"], dsys)
 assert abs(f["rates"]["busy_dma_pct"] - 50) < 1e-6, f["rates"]["busy_dma_pct"]
 assert f["counters"]["job_timeouts"] == 3
-q1 = [e for e in f["engines"] if e["name"] == "queue1"][0]
-assert abs(q1["busy_pct"] - 100 / dt) < 0.01, (q1, dt)
 p = [p for p in f["processes"] if p["pid"] == 102][0]
-assert abs(p["busy_pct"] - 100 / dt) < 0.01, p
+dfd = p["reads"]["fdinfo"]["interval_s"]
+assert 1.9 < dfd < 2.5, p
+q1 = [e for e in f["engines"] if e["name"] == "queue1"][0]
+assert abs(q1["busy_pct"] - 100 / dfd) < 1e-6, (q1, dfd)
+assert abs(p["busy_pct"] - 100 / dfd) < 1e-6, p
 q1 = f["queues"][1]
-assert abs(q1["jobs_per_s"] * dt - 200) < 0.01 and abs(q1["jobs_failed_per_s"] * dt - 4) < 0.01, q1
+assert abs(q1["jobs_per_s"] * ddbg - 200) < 1e-6, (q1, ddbg)
+assert abs(q1["jobs_failed_per_s"] * ddbg - 4) < 1e-6, (q1, ddbg)
 assert f["queues"][0]["jobs_per_s"] == 0
 v36 = [v for v in f["vectors"] if v["irq"] == 36][0]
-assert abs(v36["per_s"] * dt - 100) < 0.01, v36
+assert abs(v36["per_s"] * dirq - 100) < 1e-6, (v36, dirq)
 EOF
 fi
 
@@ -356,12 +373,12 @@ if [ -s "$T/rate.rec" ]; then
 	check "-r -J of the rate run (counters moved): the same line, byte for byte" \
 		bash -c "./fractop -r '$T/rate.rec' -J | cmp - '$T/rate.jsonl'"
 fi
-check "the record: JSON lines, a version 2 header naming the sources, one sample per line" \
+check "the record: JSON lines, a version 3 header naming the sources, one sample per line" \
 	python3 - "$T/rec.jsonl" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 h = lines[0]
-assert h["fractop_record"] == 2 and h["program"].startswith("fractop "), h
+assert h["fractop_record"] == 3 and h["program"].startswith("fractop "), h
 assert [s["name"] for s in h["sources"]] == ["sysfs", "fdinfo", "debugfs", "interrupts",
                                              "latency"], h
 assert h["sources"][4]["active"] is False and h["sources"][4]["why"].startswith("latency: "), h
@@ -397,8 +414,10 @@ echo >> "$T/trunc2.rec"
 damaged ":5: unterminated string" "$T/trunc2.rec"
 sed -E '3s/"jobs_completed":[0-9]+/"jobs_completed":-1/' "$T/rec.jsonl" > "$T/neg.rec"
 damaged ":3: bad value jobs_completed" "$T/neg.rec"
-sed '1s/"fractop_record":2/"fractop_record":3/' "$T/rec.jsonl" > "$T/v3.rec"
-damaged ":1: record version 3, this fractop reads 2" "$T/v3.rec"
+sed '1s/"fractop_record":3/"fractop_record":4/' "$T/rec.jsonl" > "$T/v4.rec"
+damaged ":1: record version 4, this fractop reads 3" "$T/v4.rec"
+sed -E '3s/"read_at":\{"sysfs":[0-9.e+-]+/"read_at":{"sysfs":0/' "$T/rec.jsonl" > "$T/rat.rec"
+damaged ":3: bad time sysfs" "$T/rat.rec"
 sed -E '3s/"latency_ok":false,"latency_queues":0/"latency_ok":false,"latency_queues":2/' \
 	"$T/rec.jsonl" > "$T/latq.rec"
 damaged ":3: bad latency_queues" "$T/latq.rec"
@@ -542,6 +561,15 @@ assert val("frac_device_info", device="accel1", driver="intel_vpu") == 1
 # accel1 (not frac) has no frac counter: absent, not 0
 assert not [l for n, l, v in fams["frac_jobs_completed_total"]["samples"] if l["device"] == "accel1"]
 assert val("frac_clients", device="accel0") == d["clients"]
+# When each source read accel0, in the order the sources run; each client's fdinfo in between.
+ts = [val("frac_source_read_timestamp_seconds", device="accel0", source=k)
+      for k in ("sysfs", "debugfs", "interrupts")]
+assert ts == sorted(ts) and len(set(ts)) == 3 and abs(ts[0] - ref["timestamp"]) < 60, ts
+assert not [l for n, l, v in fams["frac_source_read_timestamp_seconds"]["samples"]
+            if l["source"] == "latency"]
+cts = [v for n, l, v in fams.get("frac_client_read_timestamp_seconds", {"samples": []})["samples"]
+       if l["device"] == "accel0"]
+assert all(ts[0] < t < ts[1] for t in cts), (ts, cts)
 if sys.argv[3] == "1":
     p = [p for p in d["processes"] if p["pid"] == 100][0]
     assert p["comm"] == 'lo"a\\d\nx', p["comm"]

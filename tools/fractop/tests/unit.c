@@ -657,6 +657,68 @@ static void test_json_reader(void)
 	ft_json_free(&doc);
 }
 
+/*
+ * Sources read one after another, each at its own instant: the rates are over each source's
+ * own interval. The workload completes 224 jobs/s, evenly, seen by all three counters (sysfs'
+ * jobs_completed, the queue's debugfs completed, the client's drm-frac-jobs-completed). The
+ * samples start at 10 s and 11 s; sysfs reads 10 ms and 5 ms after, fdinfo 20 ms and 300 ms,
+ * debugfs 124 ms and 33 ms (as measured in the guest under load). Over the samples' 1 s, the
+ * old figures were 224 * 0.985 (sysfs), 224 * 1.28 (fdinfo: 286.72, more than could have
+ * completed in that second) and 224 * 0.909 (debugfs).
+ */
+static void mk_timed(struct ft_snapshot *s, double t, double t_sys, double t_fd, double t_dbg)
+{
+	uint64_t jobs_sys = (uint64_t)(224 * t_sys + 0.5), jobs_fd = (uint64_t)(224 * t_fd + 0.5);
+	uint64_t jobs_dbg = (uint64_t)(224 * t_dbg + 0.5);
+	struct ft_dev *d;
+
+	mk_snapshot(s, t, jobs_sys, 0, 1000000000, 0, false, 0);
+	d = &s->devs[0];
+	d->t_src[FT_TS_SYSFS] = t_sys;
+	d->nr_queues = 1;
+	d->q[0][FT_Q_COMPLETED] = jobs_dbg;
+	d->t_src[FT_TS_DEBUGFS] = t_dbg;
+	s->clients[0].fi.drv[FT_DRV_FRAC_JOBS_COMPLETED] = jobs_fd;
+	s->clients[0].t_mono = t_fd;
+}
+
+static void test_model_read_instants(void)
+{
+	struct ft_snapshot s = { 0 };
+	const struct ft_view_dev *vd;
+	struct ft_model m;
+
+	is_num(ft_num_of(ft_src_interval(10.01, 11.005, 1.0)), 0.995,
+	       "source interval: between the source's own two reads");
+	is_num(ft_num_of(ft_src_interval(0, 11.005, 1.0)), 1.0,
+	       "source interval: the samples' when a read has no instant");
+	ft_model_init(&m);
+	mk_timed(&s, 10.0, 10.010, 10.020, 10.124);
+	ft_model_update(&m, &s);
+	memset(&s, 0, sizeof(s));
+	mk_timed(&s, 11.0, 11.005, 11.300, 11.033);
+	ft_model_update(&m, &s);
+	vd = &m.view.devs[0];
+	is_num(m.view.interval_s, 1.0, "read instants: the samples are 1 s apart");
+	is_num(vd->dt_src[FT_TS_SYSFS], 0.995, "read instants: sysfs interval 0.995 s");
+	is_num(vd->dt_src[FT_TS_DEBUGFS], 0.909, "read instants: debugfs interval 0.909 s");
+	is_na(vd->dt_src[FT_TS_IRQ], "read instants: interrupts not read, its interval");
+	is_num(vd->t_src[FT_TS_DEBUGFS], 11.033, "read instants: debugfs read at 11.033");
+	is_num(vd->rate[FT_R_JOBS_PER_S], (2465 - 2242) / 0.995,
+	       "read instants: device jobs/s over sysfs's own interval (223 jobs in 0.995 s)");
+	is_num(vd->queues[0].jobs_per_s, (2471 - 2268) / 0.909,
+	       "read instants: queue jobs/s over debugfs's own interval (203 jobs in 0.909 s)");
+	is_num(vd->procs[0].jobs_per_s, (2531 - 2244) / 1.28,
+	       "read instants: process jobs/s over its fdinfo's own interval (287 jobs in 1.28 s)");
+	is_num(vd->procs[0].t_fdinfo, 11.3, "read instants: the process's fdinfo read at 11.3");
+	is_num(vd->procs[0].dt_fdinfo, 1.28, "read instants: the process's interval 1.28 s");
+	ok(vd->rate[FT_R_JOBS_PER_S].v <= 224 + 1 / 0.995 &&
+	   vd->queues[0].jobs_per_s.v <= 224 + 1 / 0.909 &&
+	   vd->procs[0].jobs_per_s.v <= 224 + 1 / 1.28,
+	   "read instants: no rate above the 224 jobs/s that could have completed (+1 job)");
+	ft_model_fini(&m);
+}
+
 /* write(parse(write(s))) == write(s), and the model gives the same view from either. */
 static void test_record_roundtrip(void)
 {
@@ -674,6 +736,11 @@ static void test_record_roundtrip(void)
 		memset(&s, 0, sizeof(s));
 		mk_snapshot(&s, 10.0 + i * 1.25, 100 + 300 * i, 500000000ull * i,
 			    1000000000ull * (i + 1), 250000000ull * i, i > 0, 7 * i);
+		/* Each source's own instant, not a round number: %.17g must bring it back. */
+		for (int k = 0; k < FT_TS_NR; k++)
+			s.devs[0].t_src[k] = s.t_mono + 0.0123456789 * (k + 1) + 0.001 * i;
+		for (unsigned int c = 0; c < s.nr_clients; c++)
+			s.clients[c].t_mono = s.t_mono + 0.0171717 + 0.003 * i;
 		fa = open_memstream(&a, &al);
 		ft_record_write_sample(fa, &s);
 		fclose(fa);
@@ -947,6 +1014,7 @@ int main(int argc, char **argv)
 	test_fdinfo_malformed();
 	test_rates();
 	test_model(json, csv);
+	test_model_read_instants();
 	test_format();
 	test_sparkline();
 	test_layout();
