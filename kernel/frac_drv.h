@@ -336,6 +336,11 @@ struct frac_bo {
 	 */
 	struct sg_table *dma_sgt;
 	enum dma_data_direction dir;
+	/*
+	 * Host BOs: the device reaches a bounce copy of some of the pages
+	 * (swiotlb), which each job syncs (frac_bo_sync()). Set at the mapping.
+	 */
+	bool need_sync;
 	bool pinned;			/* drm_gem_shmem_pin() done: unpinned at free */
 	struct frac_sge *sgl;
 	dma_addr_t sgl_dma;
@@ -442,6 +447,8 @@ struct drm_gem_object *frac_gem_prime_import_sg_table(struct drm_device *dev,
 int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 bool frac_bo_is_devmem(struct drm_gem_object *obj);
+void frac_bo_sync(struct frac_device *fdev, struct frac_bo *bo, u64 offset, u64 len,
+		  bool for_cpu);
 void frac_gem_unplug(struct frac_device *fdev);
 
 /* frac_job.c */

@@ -302,6 +302,61 @@ static noinline int frac_bo_build_sgl(struct frac_device *fdev, struct frac_bo *
 ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
 
 /*
+ * Bounce buffering: when the DMA API gives the device a bounce copy of the
+ * pages (swiotlb: swiotlb=force, a confidential guest, a DMA mask the pages
+ * lie above), the copy is made once, at the mapping, and the BO keeps its
+ * bounce slots until its mappings are given back. Each job then copies what
+ * it names: every operand's range to the device before its ring write, and
+ * its destinations' ranges back before its end is visible (frac_bo_sync(),
+ * from the queue's ring write and completion). An import is the exporter's
+ * mapping, synced by the exporter (DMA_BUF_IOCTL_SYNC), never here.
+ */
+static bool frac_bo_dma_need_sync(struct frac_device *fdev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	u32 i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		if (dma_need_sync(fdev->drm.dev, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
+/*
+ * Sync [@offset, @offset + @len) of a host BO whose mapping needs it, for
+ * the device (before it reads or writes the range) or for the CPU (after it
+ * wrote it), in the BO's direction: the device addresses the BO as its DMA
+ * segments one after another (frac_bo_build_sgl()), so the range is found
+ * the same way. In any context: from the completion interrupt too.
+ */
+void frac_bo_sync(struct frac_device *fdev, struct frac_bo *bo, u64 offset, u64 len,
+		  bool for_cpu)
+{
+	struct device *dev = fdev->drm.dev;
+	struct scatterlist *sg;
+	u32 i;
+
+	for_each_sgtable_dma_sg(bo->dma_sgt, sg, i) {
+		u64 seg = sg_dma_len(sg), n;
+
+		if (offset >= seg) {
+			offset -= seg;
+			continue;
+		}
+		n = min(seg - offset, len);
+		if (for_cpu)
+			dma_sync_single_range_for_cpu(dev, sg_dma_address(sg), offset, n, bo->dir);
+		else
+			dma_sync_single_range_for_device(dev, sg_dma_address(sg), offset, n,
+							 bo->dir);
+		len -= n;
+		if (!len)
+			break;
+		offset = 0;
+	}
+}
+
+/*
  * Pin and map the pages, in the BO's direction, and describe the DMA segments
  * to the device. Not drm_gem_shmem_get_pages_sgt(): it maps every BO
  * DMA_BIDIRECTIONAL. frac_shmem_free() unmaps (a mapped BO is on dma_bos) and
@@ -330,6 +385,7 @@ static noinline int frac_shmem_map(struct frac_device *fdev, struct frac_bo *bo)
 		return -ENOMEM;
 	}
 	bo->dma_sgt = sgt;
+	bo->need_sync = frac_bo_dma_need_sync(fdev, sgt);
 	frac_bo_dma_track(fdev, bo);
 	ret = frac_bo_build_sgl(fdev, bo, sgt);
 	if (ret)

@@ -346,6 +346,12 @@ static int frac_resolve_operand(struct drm_file *file, struct frac_job *job,
 	op->bo = obj;
 	op->offset = offset;
 	op->len = len;
+	if (to_frac_bo(obj)->need_sync) {
+		if (write)
+			job->sync_out = true;
+		else
+			job->sync_in = true;
+	}
 	frac_add_bo(job, obj);
 	return 0;
 }

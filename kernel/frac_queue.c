@@ -320,6 +320,98 @@ void frac_job_unqueue(struct frac_job *job)
 }
 
 /*
+ * Bounce buffers (frac_bo_sync()). A job on a BO the device reaches through
+ * a bounce copy copies the ranges it reads to the device before its ring
+ * write (@sync_in), and, if it succeeded, the ranges it wrote back before
+ * its end is visible (@sync_out, frac_job_complete()); a failed job's
+ * destinations are not copied back. A copy to the device must not overwrite
+ * what a job not yet ended wrote to the same bounce buffer. Such a job is
+ * on the same ring: a writer on another queue that it depends on has ended
+ * (drm_sched waits for it; a direct job's dependencies have signalled), and
+ * a writer that would depend on it waits for it. But drm_sched runs a job as
+ * soon as a job of its own queue it depends on is written to the ring, and a
+ * job of its own entity at once; a direct job's dependencies leave its own
+ * queue to the ring order. So a @sync_in job is written to an idle ring
+ * only: drm_sched holds it behind the ring's last job (frac_job_wait_ring()),
+ * and it goes direct only if the ring was idle when its SUBMIT began writing
+ * (the jobs of that one SUBMIT are all copied before the doorbell that starts
+ * them). A writer needs no such wait: it copies nothing to the device, and
+ * the device writes in ring order.
+ */
+static void frac_operand_sync(struct frac_device *fdev, struct frac_operand *op, bool for_cpu)
+{
+	struct frac_bo *bo;
+
+	if (!op->bo)
+		return;
+	bo = to_frac_bo(op->bo);
+	if (bo->need_sync)
+		frac_bo_sync(fdev, bo, op->offset, op->len, for_cpu);
+}
+
+/* For the device: what the job reads. For the CPU: what it wrote. */
+static void frac_job_sync(struct frac_job *job, bool for_cpu)
+{
+	u32 i;
+
+	for (i = 0; i < job->ncmds; i++) {
+		struct frac_cmd *c = &job->cmds[i];
+
+		if (for_cpu) {
+			frac_operand_sync(job->fdev, &c->dst, true);
+		} else {
+			frac_operand_sync(job->fdev, &c->src, false);
+			frac_operand_sync(job->fdev, &c->aux, false);
+		}
+	}
+}
+
+/*
+ * The hardware fence of the last job written to @q's ring, with a reference,
+ * if it has not ended; NULL when the ring is idle (jobs end in ring order).
+ */
+static struct dma_fence *frac_queue_last_fence_locked(struct frac_queue *q)
+{
+	struct dma_fence *fence = NULL;
+	struct frac_job *job;
+	unsigned long flags;
+
+	lockdep_assert_held(&q->ring_lock);
+	spin_lock_irqsave(&q->cq_lock, flags);
+	job = q->slot_job[(q->sq_tail - 1) & (q->size - 1)];
+	if (job)
+		fence = dma_fence_get(job->hw_fence);
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+	return fence;
+}
+
+static bool frac_queue_idle_locked(struct frac_queue *q)
+{
+	struct dma_fence *fence = frac_queue_last_fence_locked(q);
+
+	dma_fence_put(fence);
+	return !fence;
+}
+
+/*
+ * drm_sched's prepare_job: a @sync_in job waits for the ring to be idle;
+ * drm_sched calls again once the returned fence signals.
+ */
+static struct dma_fence *frac_job_wait_ring(struct drm_sched_job *sched_job,
+					    struct drm_sched_entity *entity)
+{
+	struct frac_job *job = to_frac_job(sched_job);
+	struct dma_fence *fence;
+
+	if (likely(!job->sync_in))
+		return NULL;
+	spin_lock(&job->q->ring_lock);
+	fence = frac_queue_last_fence_locked(job->q);
+	spin_unlock(&job->q->ring_lock);
+	return fence;
+}
+
+/*
  * The direct-job watchdog. drm_sched never times a direct job
  * (frac_submit_push()); its hardware fence, which its BOs' reservations and out
  * syncobj hold, must still signal if it hangs. As drm_sched's timeout, which
@@ -381,6 +473,8 @@ bool frac_job_deps_signaled(struct frac_job *job)
  *    reach the ring after it, and no file has a job of a higher priority
  *    waiting for run_job on the queue, which it would otherwise pass;
  *  - the direct credits have room for its commands;
+ *  - a job that reads through bounce buffers finds the ring idle (see
+ *    frac_job_sync());
  *  - the queue's submission is not stopped (a reset, a timeout's look, a PCI
  *    reset or removal: frac_queue_stop_submit(), drm_sched's pause_submit,
  *    which drm_sched_wqueue_ready() does not report) and the device is not
@@ -399,19 +493,30 @@ u32 frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
 	struct frac_queue *q = jobs[0]->q;
 	struct frac_device *fdev = q->fdev;
 	bool on = READ_ONCE(frac_direct_submit);
+	bool idle = true;
 	u32 i, ndirect = 0;
 	u64 last = 0;
 
 	spin_lock(&q->ring_lock);
+	/* Before any of them is written: a sync_in job needs an idle ring. */
+	for (i = 0; i < count; i++) {
+		if (unlikely(jobs[i]->sync_in)) {
+			idle = frac_queue_idle_locked(q);
+			break;
+		}
+	}
 	for (i = 0; i < count; i++) {
 		struct frac_job *job = jobs[i];
 
 		if (on && (ready & BIT_ULL(i)) && !job->ff->queued[q->id][job->prio] &&
 		    !frac_queue_higher_queued_locked(q, job->prio) &&
 		    atomic_read(&q->direct_credits) + job->ncmds <= FRAC_DIRECT_CREDITS &&
-		    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged)) {
+		    !READ_ONCE(q->sched.pause_submit) && !READ_ONCE(fdev->wedged) &&
+		    (likely(!job->sync_in) || idle)) {
 			atomic_add(job->ncmds, &q->direct_credits);
 			job->direct = true;
+			if (unlikely(job->sync_in))
+				frac_job_sync(job, false);
 			frac_job_write_locked(job);
 			last = job->seqno;
 			ndirect++;
@@ -463,6 +568,9 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_PTR(sched_job->s_fence->finished.error);
 	}
+	/* The ring is idle (frac_job_wait_ring()). */
+	if (unlikely(job->sync_in))
+		frac_job_sync(job, false);
 
 	spin_lock(&q->ring_lock);
 	frac_job_ring_locked(job);
@@ -544,6 +652,9 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	s64 offset;
 
 	lockdep_assert_held(&q->cq_lock);
+	/* What the device wrote, back from the bounce buffers before anyone sees the end. */
+	if (unlikely(job->sync_out) && !status)
+		frac_job_sync(job, true);
 	job->status = status;
 	job->result = result;
 	job->t_start = t_start;
@@ -1002,6 +1113,7 @@ static void frac_queue_direct_timedout(struct work_struct *work)
 /* ---- Scheduler ---------------------------------------------------------- */
 
 static const struct drm_sched_backend_ops frac_sched_ops = {
+	.prepare_job = frac_job_wait_ring,
 	.run_job = frac_job_run,
 	.timedout_job = frac_job_timedout,
 	.free_job = frac_job_free,

@@ -157,6 +157,14 @@ struct drm_frac_get_param {
  * Documentation/gpu/drm-uapi.rst requires: a host BO's still reach its
  * pages; what a device BO's read is undefined.
  *
+ * Where the device's DMA goes through bounce buffers (swiotlb: swiotlb=force,
+ * a confidential guest, a DMA mask below the pages), a host BO holds its
+ * bounce space from BO_CREATE to its free (-ENOMEM when the pool has no room):
+ * a job reads what the CPU wrote before its SUBMIT, and once the writers of
+ * what it reads have ended; what it writes is in the pages when it ends
+ * successfully; a failed job's destinations are undefined. An imported
+ * dma-buf is the exporter's mapping, which frac does not sync.
+ *
  * Errors: -EINVAL (unknown @flags, both DRM_FRAC_BO_TO_DEVICE and
  * DRM_FRAC_BO_FROM_DEVICE, either with DRM_FRAC_BO_DEVMEM, @size 0 or over
  * 4 GiB), -ENOSPC (not enough device memory), -E2BIG (see above), -ENOMEM.

@@ -9,7 +9,8 @@
  * MiB (the SG chain path); FILL with lengths that are no multiple of 4; CRC32C
  * of the known vector and chained through seeds; GEMM fp32 (to the error bound
  * of fp32 summation) and int8 (exact); TIMESTAMP between two DEVICE_CLOCK
- * reads and monotonic; a job of DRM_FRAC_MAX_CMDS commands that run in order.
+ * reads and monotonic; a job of DRM_FRAC_MAX_CMDS commands that run in order;
+ * a job reading what the job ahead of it on its queue wrote.
  */
 #include "frac_test.h"
 
@@ -467,6 +468,43 @@ TEST_F(cmd, max_cmds_in_order)
 	EXPECT_EQ((uint64_t)frac_crc32c(0, want, len), res.result);
 	free(want);
 	free(got);
+}
+
+/*
+ * A job reads what the job ahead of it on its queue wrote, each its own
+ * SUBMIT, neither waited for: FILL src with a pattern, then COPY src to a
+ * slice of dst, round after round; each slice must hold its round's
+ * pattern. Through bounce buffers (the bounce lane) the reader must not copy
+ * src to the device before the writer's result is back in its pages.
+ */
+TEST_F(cmd, reads_what_the_job_ahead_wrote)
+{
+	const uint64_t len = 1024, rounds = SMALL_BO / len;
+	uint32_t ids[2 * (SMALL_BO / 1024)];
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint8_t want[1024], got[1024];
+	uint64_t r, j;
+
+	for (r = 0; r < rounds; r++) {
+		frac_cmdlist_init(&cl);
+		ASSERT_EQ(0, frac_cmd_fill(&cl, &self->src, 0, len, 0x01020304u * (uint32_t)(r + 1)));
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[2 * r]));
+		frac_cmdlist_init(&cl);
+		ASSERT_EQ(0, frac_cmd_copy(&cl, &self->dst, r * len, &self->src, 0, len));
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[2 * r + 1]));
+	}
+	for (r = 0; r < 2 * rounds; r++) {
+		ASSERT_EQ(0, frac_wait(&self->dev, ids[r], -1, &res));
+		ASSERT_EQ(0, res.status) TH_LOG("job %llu", (unsigned long long)r);
+	}
+	for (r = 0; r < rounds; r++) {
+		for (j = 0; j < len; j++)
+			want[j] = frac_fill_byte(0x01020304u * (uint32_t)(r + 1), j);
+		frac_t_read(&self->dst, r * len, got, len);
+		EXPECT_EQ(-1, frac_first_diff(got, want, len))
+			TH_LOG("round %llu: the copy did not read its fill", (unsigned long long)r);
+	}
 }
 
 TEST_HARNESS_MAIN
