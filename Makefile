@@ -18,7 +18,7 @@ QEMU_BIN  = $(shell scripts/build-qemu.sh --print-path 2>/dev/null)
 VM       := scripts/vm $(if $(V),,-q) $(VM_ARGS)
 
 .PHONY: all qemu subdirs $(SUBDIRS) deps run install-build install uninstall test-pkg bench regress perf-doc fuzz test test-kernel test-host test-regress test-regress-guest test-emulator test-guest \
-	test-debug test-controls test-iommu debug-kernel summary clean
+	test-debug test-controls test-iommu test-bounce debug-kernel summary clean
 
 all: qemu subdirs
 
@@ -124,6 +124,8 @@ test-controls: qemu
 	@tests/run controls
 test-iommu: qemu subdirs
 	@tests/run iommu
+test-bounce: qemu subdirs
+	@tests/run bounce
 test-regress-guest: qemu kernel tools/fracbench bpf
 	@tests/run regress-guest
 test-pkg: qemu
@@ -134,7 +136,7 @@ debug-kernel:
 
 summary:
 	@echo "== summary"
-	@scripts/tap-summary $(RESULTS) $(wildcard $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu)
+	@scripts/tap-summary $(RESULTS) $(wildcard $(RESULTS)/guest $(RESULTS)/guest-qmp $(RESULTS)/debug $(RESULTS)/iommu $(RESULTS)/bounce)
 
 clean:
 	@for d in $(SUBDIRS); do $(MAKE) -C $$d clean >/dev/null || true; done

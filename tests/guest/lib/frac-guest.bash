@@ -16,6 +16,10 @@
 #   guest_diag TEXT..             a diagnostic line
 #   guest_dmesg_check             one result: no BUG:/WARNING:/Oops/UBSAN since guest_begin
 #   guest_end                     print the plan; exit status 0 if everything passed
+#
+# With FRAC_BOUNCE=1 (the bounce lane: swiotlb=force) guest_end first checks that the DMA went
+# through bounce buffers since guest_begin: swiotlb's high-water mark, reset by guest_begin, is
+# above zero; else the lane would pass on direct DMA and prove nothing.
 set -uo pipefail
 shopt -s lastpipe
 
@@ -43,9 +47,27 @@ guest_ok() { # guest_ok DESC CMD [ARGS..]
 	if "$@"; then guest_result OK "$desc"; else guest_result FAIL "$desc"; fi
 }
 
+GUEST_SWIOTLB=/sys/kernel/debug/swiotlb
+
 guest_begin() {
 	echo "TAP version 13"
 	GUEST_DMESG_START=$(dmesg | wc -l)
+	if [ "${FRAC_BOUNCE:-0}" = 1 ]; then
+		mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+		echo 0 > "$GUEST_SWIOTLB/io_tlb_used_hiwater" 2>/dev/null
+	fi
+}
+
+# One result: since guest_begin, DMA went through swiotlb's bounce buffers.
+guest_bounce_check() {
+	local hi
+	hi=$(cat "$GUEST_SWIOTLB/io_tlb_used_hiwater" 2>/dev/null)
+	if grep -qw swiotlb=force /proc/cmdline && [ "${hi:-0}" -gt 0 ] 2>/dev/null; then
+		guest_result OK "DMA went through bounce buffers (swiotlb high-water mark: $hi slots)"
+	else
+		guest_result FAIL "DMA went through bounce buffers (swiotlb=force in /proc/cmdline," \
+			"high-water mark '${hi:-none}' slots)"
+	fi
 }
 
 guest_unload_frac() {
@@ -181,6 +203,7 @@ guest_dmesg_check() {
 }
 
 guest_end() {
+	[ "${FRAC_BOUNCE:-0}" = 1 ] && guest_bounce_check
 	echo "1..$GUEST_N"
 	[ "$GUEST_FAILED" = 0 ]
 }
