@@ -65,8 +65,7 @@ guest_bounce_check() {
 	if grep -qw swiotlb=force /proc/cmdline && [ "${hi:-0}" -gt 0 ] 2>/dev/null; then
 		guest_result OK "DMA went through bounce buffers (swiotlb high-water mark: $hi slots)"
 	else
-		guest_result FAIL "DMA went through bounce buffers (swiotlb=force in /proc/cmdline," \
-			"high-water mark '${hi:-none}' slots)"
+		guest_result FAIL "DMA went through bounce buffers (needs swiotlb=force in /proc/cmdline: $(grep -ow 'swiotlb=[^ ]*' /proc/cmdline || echo none); high-water mark: ${hi:-none} slots)"
 	fi
 }
 
