@@ -105,6 +105,9 @@ static const char * const frac_fault_names[FRAC_FAULT_MAX] = {
 	[FRAC_FAULT_DMA] = "dma",
 	[FRAC_FAULT_FATAL] = "fatal",
 	[FRAC_FAULT_LATENCY] = "latency",
+	[FRAC_FAULT_BAD_ID] = "bad-id",
+	[FRAC_FAULT_BAD_HEAD] = "bad-head",
+	[FRAC_FAULT_DUP] = "dup",
 };
 
 /* "<kind> [queue [arg]]", kind as in docs/hw-spec.md section 10 */
