@@ -43,11 +43,12 @@ static int frac_queues_show(struct seq_file *s, void *unused)
 			   frac_rd(fdev, FRAC_QREG(i, FRAC_Q_IRQ_COAL)),
 			   frac_rd(fdev, FRAC_QREG(i, FRAC_Q_JOBS)));
 		/* Appended fields only: fractop reads the first six by position. */
-		seq_printf(s, "  submitted %lld completed %lld failed %lld timeouts %lld lost_irqs %lld resets %lld direct %lld direct_credits %d\n",
+		seq_printf(s, "  submitted %lld completed %lld failed %lld timeouts %lld lost_irqs %lld resets %lld direct %lld direct_credits %d bad_cqes %lld\n",
 			   atomic64_read(&q->jobs_submitted), atomic64_read(&q->jobs_completed),
 			   atomic64_read(&q->jobs_failed), atomic64_read(&q->timeouts),
 			   atomic64_read(&q->lost_irqs), atomic64_read(&q->resets),
-			   atomic64_read(&q->jobs_direct), atomic_read(&q->direct_credits));
+			   atomic64_read(&q->jobs_direct), atomic_read(&q->direct_credits),
+			   atomic64_read(&q->bad_cqes));
 		if (READ_ONCE(q->sched.pause_submit))
 			seq_puts(s, "  submission stopped\n");
 	}
