@@ -2224,6 +2224,29 @@ static void t_fault_dup(struct dev *d, intptr_t how)
 	CHECK_EQ(rd64(d, FRAC_REG_JOBS_DONE_LO), 3 + n + 1, "JOBS_DONE counts a job once");
 }
 
+/* A queue reset disarms bad-id, bad-head and dup; the next record is true. */
+static void t_fault_cqe_reset_disarms(struct dev *d, intptr_t arg)
+{
+	const unsigned q = 2;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 8, 0))
+		return;
+	for (unsigned k = FRAC_FAULT_BAD_ID; k <= FRAC_FAULT_DUP; k++)
+		if (!inject(d, FI_REG, k, q, 3))
+			return;
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED),
+		 (1u << FRAC_FAULT_BAD_ID) | (1u << FRAC_FAULT_BAD_HEAD) | (1u << FRAC_FAULT_DUP),
+		 "FI_ARMED");
+	if (!ring_init(d, &r, q, 8, 0))	/* a queue reset, then the ring again */
+		return;
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after the queue reset");
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+	CHECK(ring_quiet(&r, 1000000, 4), "a duplicate after the reset");
+}
+
 /* Bad requests are refused and leave the device alone. */
 static void t_fault_bad_args(struct dev *d, intptr_t arg)
 {
@@ -4420,6 +4443,7 @@ static const struct test main_tests[] = {
 	{ "fault bad-head via FI_CTRL", t_fault_bad_head, FI_REG },
 	{ "fault dup via QOM inject", t_fault_dup, FI_QOM },
 	{ "fault dup via FI_CTRL", t_fault_dup, FI_REG },
+	{ "fault bad-id, bad-head, dup: a queue reset disarms them", t_fault_cqe_reset_disarms, 0 },
 	{ "bad fault requests are refused", t_fault_bad_args, 0 },
 	{ "bad opcode", t_bad_opcode, 0 },
 	{ "bad descriptors", t_bad_desc, 0 },
