@@ -233,6 +233,15 @@ void frac_npu_inject(FracState *s, unsigned kind, unsigned qid, uint32_t arg,
     case FRAC_FAULT_LATENCY:
         q->fi_latency_ms = arg ? arg : 100;
         break;
+    case FRAC_FAULT_BAD_ID:
+        q->fi_bad_id = arg ? arg : 1;
+        break;
+    case FRAC_FAULT_BAD_HEAD:
+        q->fi_bad_head = arg ? arg : 1;
+        break;
+    case FRAC_FAULT_DUP:
+        q->fi_dup = arg ? arg : 1;
+        break;
     }
 }
 
@@ -243,6 +252,9 @@ static const char *const frac_npu_fault_name[FRAC_FAULT_MAX] = {
     [FRAC_FAULT_DMA] = "dma",
     [FRAC_FAULT_FATAL] = "fatal",
     [FRAC_FAULT_LATENCY] = "latency",
+    [FRAC_FAULT_BAD_ID] = "bad-id",
+    [FRAC_FAULT_BAD_HEAD] = "bad-head",
+    [FRAC_FAULT_DUP] = "dup",
 };
 
 static void frac_npu_get_inject(Object *obj, Visitor *v, const char *name,
@@ -257,7 +269,7 @@ static void frac_npu_get_inject(Object *obj, Visitor *v, const char *name,
 
 /*
  * "kind[:queue[:arg]]", e.g. "hang:1", "drop-irq:0:3", "latency:2:50",
- * "fatal"
+ * "bad-head:0:4096", "fatal"
  */
 static void frac_npu_set_inject(Object *obj, Visitor *v, const char *name,
                                 void *opaque, Error **errp)
@@ -282,7 +294,8 @@ static void frac_npu_set_inject(Object *obj, Visitor *v, const char *name,
     }
     if (kind == FRAC_FAULT_MAX) {
         error_setg(errp, "unknown fault '%s' "
-                   "(hang, drop-irq, error, dma, fatal, latency)",
+                   "(hang, drop-irq, error, dma, fatal, latency, bad-id, "
+                   "bad-head, dup)",
                    n ? parts[0] : "");
         return;
     }
@@ -590,7 +603,7 @@ static void frac_npu_instance_init(Object *obj)
                                     "Inject a fault at run time: "
                                     "kind[:queue[:arg]] with kind one of "
                                     "hang, drop-irq, error, dma, fatal, "
-                                    "latency");
+                                    "latency, bad-id, bad-head, dup");
 }
 
 static void frac_npu_class_init(ObjectClass *oc, void *data)

@@ -185,6 +185,9 @@ struct FracQueue {
     uint32_t fi_error_jobs;
     uint32_t fi_dma_jobs;
     uint32_t fi_latency_ms;
+    uint32_t fi_bad_id; /* records still to post with a wrong job_id */
+    uint32_t fi_bad_head; /* added to the next record's sq_head */
+    uint32_t fi_dup; /* records still to post twice */
 
     /* Worker */
     QemuThread thread;

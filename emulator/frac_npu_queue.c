@@ -408,28 +408,25 @@ static bool frac_npu_cqe_write(FracState *s, FracJob *job, uint64_t addr,
     return true;
 }
 
-static bool frac_npu_post_one(FracQueue *q, FracJob *job)
+static bool frac_npu_cq_full(FracQueue *q)
+{
+    return ((q->cq_tail + 1) & (q->size - 1)) == q->cq_head;
+}
+
+/*
+ * Write @cqe into the CQ's tail slot with the tail's phase and move the tail
+ * on. False when the write failed: the queue is then in error, or the write
+ * reset the device (frac_npu_job_dropped).
+ */
+static bool frac_npu_cqe_post(FracQueue *q, FracJob *job,
+                              struct frac_cqe *cqe)
 {
     FracState *s = q->s;
-    struct frac_cqe cqe = { 0 };
-    uint64_t addr = q->cq_base + (uint64_t)q->cq_tail * sizeof(cqe);
-    uint32_t count = FRAC_COAL_COUNT(q->coal);
-    uint32_t usecs = FRAC_COAL_USECS(q->coal);
+    uint64_t addr = q->cq_base + (uint64_t)q->cq_tail * sizeof(*cqe);
 
-    if (((q->cq_tail + 1) & (q->size - 1)) == q->cq_head) {
-        q->cq_stalled = true;
-        return false;
-    }
-    cqe.job_id = cpu_to_le64(job->desc.job_id);
-    cqe.result = cpu_to_le64(job->result);
-    cqe.t_start = cpu_to_le64(job->t_start);
-    cqe.t_end = cpu_to_le64(job->t_end);
-    cqe.status = cpu_to_le32(job->status);
-    cqe.sq_head = cpu_to_le16(job->sq_head);
-    cqe.flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
-    cqe.err_addr = cpu_to_le64(job->err_addr);
-    if (frac_npu_own_bar(s, addr, sizeof(cqe), NULL) ||
-        !frac_npu_cqe_write(s, job, addr, &cqe)) {
+    cqe->flags = cpu_to_le16(q->phase ? FRAC_CQE_PHASE : 0);
+    if (frac_npu_own_bar(s, addr, sizeof(*cqe), NULL) ||
+        !frac_npu_cqe_write(s, job, addr, cqe)) {
         if (frac_npu_job_dropped(job)) {
             return false; /* the write reset us: no error, no record */
         }
@@ -445,6 +442,63 @@ static bool frac_npu_post_one(FracQueue *q, FracJob *job)
     q->cq_tail = (q->cq_tail + 1) & (q->size - 1);
     if (!q->cq_tail) {
         q->phase = !q->phase;
+    }
+    return true;
+}
+
+/*
+ * Injected lies (docs/hw-spec.md 10): a job_id one more than the
+ * descriptor's, an sq_head moved on, both in this record only.
+ */
+static void frac_npu_cqe_corrupt(FracQueue *q, struct frac_cqe *cqe)
+{
+    if (q->fi_bad_id) {
+        q->fi_bad_id--;
+        cqe->job_id = cpu_to_le64(le64_to_cpu(cqe->job_id) + 1);
+        trace_frac_npu_fault_cqe(q->id, "bad-id", q->cq_tail,
+                                 le64_to_cpu(cqe->job_id),
+                                 le16_to_cpu(cqe->sq_head));
+    }
+    if (q->fi_bad_head) {
+        cqe->sq_head = cpu_to_le16(le16_to_cpu(cqe->sq_head) + q->fi_bad_head);
+        q->fi_bad_head = 0;
+        trace_frac_npu_fault_cqe(q->id, "bad-head", q->cq_tail,
+                                 le64_to_cpu(cqe->job_id),
+                                 le16_to_cpu(cqe->sq_head));
+    }
+}
+
+static bool frac_npu_post_one(FracQueue *q, FracJob *job)
+{
+    FracState *s = q->s;
+    struct frac_cqe cqe = { 0 };
+    uint32_t count = FRAC_COAL_COUNT(q->coal);
+    uint32_t usecs = FRAC_COAL_USECS(q->coal);
+
+    if (frac_npu_cq_full(q)) {
+        q->cq_stalled = true;
+        return false;
+    }
+    cqe.job_id = cpu_to_le64(job->desc.job_id);
+    cqe.result = cpu_to_le64(job->result);
+    cqe.t_start = cpu_to_le64(job->t_start);
+    cqe.t_end = cpu_to_le64(job->t_end);
+    cqe.status = cpu_to_le32(job->status);
+    cqe.sq_head = cpu_to_le16(job->sq_head);
+    cqe.err_addr = cpu_to_le64(job->err_addr);
+    frac_npu_cqe_corrupt(q, &cqe);
+    if (!frac_npu_cqe_post(q, job, &cqe)) {
+        return false;
+    }
+    /* An injected duplicate: the same record again, when the CQ has room. */
+    if (q->fi_dup && !frac_npu_cq_full(q)) {
+        q->fi_dup--;
+        trace_frac_npu_fault_cqe(q->id, "dup", q->cq_tail,
+                                 le64_to_cpu(cqe.job_id),
+                                 le16_to_cpu(cqe.sq_head));
+        if (!frac_npu_cqe_post(q, job, &cqe)) {
+            return false;
+        }
     }
     trace_frac_npu_complete(q->id, job->desc.job_id, job->status,
                             job->t_start, job->t_end);
@@ -617,6 +671,7 @@ static void frac_npu_queue_clear(FracQueue *q)
     q->drain = FRAC_DRAIN_NONE;
     q->hung = false;
     q->fi_drop_irqs = q->fi_error_jobs = q->fi_dma_jobs = q->fi_latency_ms = 0;
+    q->fi_bad_id = q->fi_bad_head = q->fi_dup = 0;
 }
 
 /*

@@ -336,6 +336,9 @@ static uint64_t frac_npu_r_fi_armed(FracState *s)
         v |= q->fi_error_jobs ? BIT(FRAC_FAULT_ERROR) : 0;
         v |= q->fi_dma_jobs ? BIT(FRAC_FAULT_DMA) : 0;
         v |= q->fi_latency_ms ? BIT(FRAC_FAULT_LATENCY) : 0;
+        v |= q->fi_bad_id ? BIT(FRAC_FAULT_BAD_ID) : 0;
+        v |= q->fi_bad_head ? BIT(FRAC_FAULT_BAD_HEAD) : 0;
+        v |= q->fi_dup ? BIT(FRAC_FAULT_DUP) : 0;
     }
     v |= s->status & FRAC_STS_FATAL ? BIT(FRAC_FAULT_FATAL) : 0;
     return v;

@@ -293,6 +293,9 @@ enum frac_fault {
 	FRAC_FAULT_DMA = 4,		/* next @arg jobs fault their first DMA */
 	FRAC_FAULT_FATAL = 5,		/* device fatal error; needs a global reset */
 	FRAC_FAULT_LATENCY = 6,		/* next job on the queue takes @arg ms more */
+	FRAC_FAULT_BAD_ID = 7,		/* next @arg records: job_id one more */
+	FRAC_FAULT_BAD_HEAD = 8,	/* next record: sq_head @arg more */
+	FRAC_FAULT_DUP = 9,		/* next @arg records: each written twice */
 	FRAC_FAULT_MAX,
 };
 

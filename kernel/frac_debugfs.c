@@ -43,11 +43,12 @@ static int frac_queues_show(struct seq_file *s, void *unused)
 			   frac_rd(fdev, FRAC_QREG(i, FRAC_Q_IRQ_COAL)),
 			   frac_rd(fdev, FRAC_QREG(i, FRAC_Q_JOBS)));
 		/* Appended fields only: fractop reads the first six by position. */
-		seq_printf(s, "  submitted %lld completed %lld failed %lld timeouts %lld lost_irqs %lld resets %lld direct %lld direct_credits %d\n",
+		seq_printf(s, "  submitted %lld completed %lld failed %lld timeouts %lld lost_irqs %lld resets %lld direct %lld direct_credits %d bad_cqes %lld\n",
 			   atomic64_read(&q->jobs_submitted), atomic64_read(&q->jobs_completed),
 			   atomic64_read(&q->jobs_failed), atomic64_read(&q->timeouts),
 			   atomic64_read(&q->lost_irqs), atomic64_read(&q->resets),
-			   atomic64_read(&q->jobs_direct), atomic_read(&q->direct_credits));
+			   atomic64_read(&q->jobs_direct), atomic_read(&q->direct_credits),
+			   atomic64_read(&q->bad_cqes));
 		if (READ_ONCE(q->sched.pause_submit))
 			seq_puts(s, "  submission stopped\n");
 	}
@@ -105,6 +106,9 @@ static const char * const frac_fault_names[FRAC_FAULT_MAX] = {
 	[FRAC_FAULT_DMA] = "dma",
 	[FRAC_FAULT_FATAL] = "fatal",
 	[FRAC_FAULT_LATENCY] = "latency",
+	[FRAC_FAULT_BAD_ID] = "bad-id",
+	[FRAC_FAULT_BAD_HEAD] = "bad-head",
+	[FRAC_FAULT_DUP] = "dup",
 };
 
 /* "<kind> [queue [arg]]", kind as in docs/hw-spec.md section 10 */

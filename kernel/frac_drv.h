@@ -120,8 +120,9 @@ struct frac_queue {
 	unsigned long ended;
 
 	/*
-	 * Protects cq_head, phase, cq_db_stopped, slot_job[], the partial-job
-	 * state below, and orders the CQ_HEAD doorbell (written under it).
+	 * Protects cq_head, phase, cq_db_stopped, cq_bad, slot_job[], the
+	 * partial-job state below, and orders the CQ_HEAD doorbell (written
+	 * under it).
 	 */
 	spinlock_t cq_lock;
 	u32 cq_head;
@@ -133,6 +134,13 @@ struct frac_queue {
 	 * left disabled is a BAD_DOORBELL device error.
 	 */
 	bool cq_db_stopped;
+	/*
+	 * Set (under cq_lock) when the record at cq_head is not the one the
+	 * driver expects there: the handler consumes nothing more until
+	 * frac_queue_fail_inflight() has emptied the ring after the queue's
+	 * reset, which bad_cqe_work runs (frac_queue_bad_cqe_work()).
+	 */
+	bool cq_bad;
 	struct frac_job *slot_job[FRAC_RING_ENTRIES];	/* job ending in slot */
 	int part_status;		/* first error of the job in progress */
 	u64 part_start;			/* t_start of its first command */
@@ -148,6 +156,8 @@ struct frac_queue {
 	 */
 	u64 direct_seqno;
 	struct delayed_work direct_tdr;
+	/* Resets the queue after a bad record, on tdr_wq: frac_queue_bad_cqe_work() */
+	struct work_struct bad_cqe_work;
 	int irq;
 	struct irq_data *irqd;		/* of @irq: its effective affinity */
 
@@ -159,6 +169,7 @@ struct frac_queue {
 	atomic64_t timeouts;
 	atomic64_t lost_irqs;
 	atomic64_t resets;
+	atomic64_t bad_cqes;		/* records not the expected ones */
 };
 
 /**
@@ -432,6 +443,7 @@ void frac_device_reset_prepare(struct frac_device *fdev, int err);
 void frac_device_reset_done(struct frac_device *fdev);
 void frac_device_stop(struct frac_device *fdev);
 void frac_reset_work(struct work_struct *work);
+void frac_queue_bad_cqe_work(struct work_struct *work);
 void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job);
 
 /* frac_irq.c */

@@ -745,13 +745,63 @@ static void frac_clock_offset_refresh_irq(struct frac_device *fdev)
 }
 
 /*
+ * Is @cqe, at the CQ's head, the record the driver expects there? A queue
+ * writes one record per descriptor, in ring order (docs/hw-spec.md 5): the
+ * record in CQ slot i is the one of SQ slot i, so its sq_head is i + 1, and
+ * its job_id is the seqno of the oldest job not ended (jobs end in seqno
+ * order), which is the job_id of the descriptor in that slot; when the slot
+ * is that job's last, slot_job[] holds it. Its status is one the device
+ * defines, and its job did not end before it started. A few compares of
+ * state under cq_lock and of the SQ, whose slot the driver does not rewrite
+ * before its record is consumed (its ring credit is held until its job ends).
+ */
+static bool frac_cqe_expected(struct frac_queue *q, const struct frac_cqe *cqe)
+{
+	u32 slot = q->cq_head;
+	u64 id = le64_to_cpu(cqe->job_id);
+	struct frac_job *job = q->slot_job[slot];
+
+	lockdep_assert_held(&q->cq_lock);
+	return le16_to_cpu(cqe->sq_head) == ((slot + 1) & (q->size - 1)) &&
+	       id == q->seqno_done + 1 && le64_to_cpu(q->sq[slot].job_id) == id &&
+	       (!job || job->seqno == id) &&
+	       le32_to_cpu(cqe->status) <= FRAC_STATUS_FATAL &&
+	       le64_to_cpu(cqe->t_start) <= le64_to_cpu(cqe->t_end);
+}
+
+/*
+ * @cqe, at the CQ's head, is not the record expected there: the device may
+ * still be writing into the job it names, or into the one the driver would
+ * take it for. No job ends on its word: the handler consumes nothing more
+ * (cq_bad) and the queue is reset as after a hang, its jobs ending
+ * -ECANCELED (frac_queue_bad_cqe_work()).
+ */
+static void frac_queue_bad_cqe(struct frac_queue *q, const struct frac_cqe *cqe)
+{
+	struct frac_device *fdev = q->fdev;
+
+	lockdep_assert_held(&q->cq_lock);
+	q->cq_bad = true;
+	atomic64_inc(&q->bad_cqes);
+	dev_warn_ratelimited(fdev->drm.dev,
+			     "q%u: bad completion record in slot %u: job_id %llu sq_head %u status %u t_start %llu t_end %llu, expected job_id %llu sq_head %u; resetting queue\n",
+			     q->id, q->cq_head, le64_to_cpu(cqe->job_id),
+			     le16_to_cpu(cqe->sq_head), le32_to_cpu(cqe->status),
+			     le64_to_cpu(cqe->t_start), le64_to_cpu(cqe->t_end),
+			     q->seqno_done + 1, (q->cq_head + 1) & (q->size - 1));
+	queue_work(fdev->tdr_wq, &q->bad_cqe_work);
+}
+
+/*
  * Consume completion records. Called from the queue's interrupt handler, and
  * from the timeout handler (@lost_irq) to catch a completion whose interrupt
  * was lost: each job that scan ends counts as a lost interrupt, counted
  * before its fence signals, so its waiter sees the count. Returns the number
  * of jobs it ended.
  * The device writes records in ring order; a job ends with the record of its
- * last descriptor, the slot of which holds the job.
+ * last descriptor, the slot of which holds the job. A record that is not the
+ * one expected there (frac_cqe_expected()) ends nothing, and nothing after it
+ * is consumed until the queue's reset.
  */
 u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 {
@@ -783,10 +833,16 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 		struct frac_job *job;
 		u32 slot, status;
 
+		if (unlikely(q->cq_bad))
+			break;
 		if (!!(READ_ONCE(cqe->flags) & cpu_to_le16(FRAC_CQE_PHASE)) != q->phase)
 			break;
 		/* Read the record only after seeing its phase bit flip. */
 		dma_rmb();
+		if (unlikely(!frac_cqe_expected(q, cqe))) {
+			frac_queue_bad_cqe(q, cqe);
+			break;
+		}
 		/*
 		 * frac_job_complete's interrupt time is read after the handler
 		 * sees the record, so never before the device wrote it nor
@@ -800,7 +856,7 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 			irq_ns = ktime_get_ns();
 		}
 
-		slot = (le16_to_cpu(cqe->sq_head) - 1) & (q->size - 1);
+		slot = q->cq_head;
 		status = le32_to_cpu(cqe->status);
 		if (!q->part_started) {
 			q->part_start = le64_to_cpu(cqe->t_start);
@@ -1150,6 +1206,7 @@ static void frac_queues_release(struct drm_device *dev, void *arg)
 
 	for (i = 0; i < fdev->num_queues; i++) {
 		disable_delayed_work_sync(&fdev->queues[i].direct_tdr);
+		disable_work_sync(&fdev->queues[i].bad_cqe_work);
 		drm_sched_fini(&fdev->queues[i].sched);
 	}
 }
@@ -1203,6 +1260,7 @@ int frac_queues_init(struct frac_device *fdev)
 		spin_lock_init(&q->ring_lock);
 		spin_lock_init(&q->cq_lock);
 		INIT_DELAYED_WORK(&q->direct_tdr, frac_queue_direct_timedout);
+		INIT_WORK(&q->bad_cqe_work, frac_queue_bad_cqe_work);
 		q->fence_context = dma_fence_context_alloc(1);
 
 		q->sq = dmam_alloc_coherent(dev, q->size * sizeof(*q->sq), &q->sq_dma,

@@ -47,6 +47,8 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 	}
 	q->part_status = 0;
 	q->part_started = false;
+	/* The ring is empty: the next record is checked afresh. */
+	q->cq_bad = false;
 	/*
 	 * And the records the reset left: an interrupt handler running before
 	 * frac_queue_hw_start() (or ever, on a wedged device) must find
@@ -215,6 +217,57 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
 }
 
 /*
+ * Reset queue @q and end the jobs on its ring: @guilty with @err, the others
+ * with -ECANCELED; @reason names the cause in the coredump. See
+ * frac_queue_recover_locked().
+ */
+static void frac_queue_reset_locked(struct frac_queue *q, struct frac_job *guilty,
+				    struct drm_sched_job *bad, const char *reason, int err)
+{
+	struct frac_device *fdev = q->fdev;
+
+	lockdep_assert_held(&fdev->reset_lock);
+	if (fdev->in_pci_reset) {
+		/*
+		 * Not reached: reset_prepare() ended every job on the rings
+		 * (@guilty too) before it set the flag. Keep the job where
+		 * drm_sched frees it; reset_done() restarts the scheduler.
+		 */
+		if (bad)
+			drm_sched_stop(&q->sched, bad);
+		return;
+	}
+	/* Before the reset: it clears the queue's registers. */
+	frac_coredump(fdev, reason, guilty);
+	if (!fdev->wedged && !frac_queue_hw_reset(q)) {
+		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, err);
+		/* Counted before the jobs end: their waiters see the count. */
+		atomic64_inc(&q->resets);
+		frac_queue_fail_inflight(q, guilty, err, -ECANCELED);
+		if (bad)
+			drm_sched_stop(&q->sched, bad);
+		frac_queue_hw_start(q);
+		if (bad)
+			drm_sched_start(&q->sched);
+		else
+			drm_sched_wqueue_start(&q->sched);
+		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
+		return;
+	}
+	/* The queue would not stop: the whole device must. */
+	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, err);
+	atomic64_inc(&fdev->device_resets);
+	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
+	if (!bad) {
+		frac_device_resume_locked(fdev, NULL);
+		return;
+	}
+	drm_sched_stop(&q->sched, bad);
+	frac_device_resume_locked(fdev, q);
+	drm_sched_start(&q->sched);
+}
+
+/*
  * Recover queue @q after @guilty timed out, with @q's run_job stopped and
  * @guilty still on its ring: reset
  * the queue and wait for it to quiesce (falling back to a device reset), end
@@ -231,47 +284,50 @@ static void frac_device_resume_locked(struct frac_device *fdev, struct frac_queu
 void frac_queue_recover_locked(struct frac_queue *q, struct frac_job *guilty,
 			       struct drm_sched_job *bad)
 {
-	struct frac_device *fdev = q->fdev;
+	frac_queue_reset_locked(q, guilty, bad, "job-timeout", -ETIMEDOUT);
+}
 
-	lockdep_assert_held(&fdev->reset_lock);
-	if (fdev->in_pci_reset) {
-		/*
-		 * Not reached: reset_prepare() ended every job on the rings
-		 * (@guilty too) before it set the flag. Keep the job where
-		 * drm_sched frees it; reset_done() restarts the scheduler.
-		 */
-		if (bad)
-			drm_sched_stop(&q->sched, bad);
+/*
+ * The completion handler stopped at a record that is not the one it
+ * expected (frac_queue_process_cq()): the device may still be writing into
+ * the job the record names, or the one the driver would take it for, and
+ * no job ended on its word. Reset the queue as after a hang, but with no job
+ * to blame: once the device has confirmed the queue quiesced, every job on
+ * the ring ends -ECANCELED, drm_sched is not stopped (its jobs end through
+ * their hardware fences, as the direct-job watchdog's) and submission goes
+ * on. On the ordered tdr_wq, so never concurrently with a timeout of the
+ * queue; a reset that came first (a timeout's, a device or PCI reset)
+ * emptied the ring and cleared cq_bad, and then nothing is left to do.
+ */
+void frac_queue_bad_cqe_work(struct work_struct *work)
+{
+	struct frac_queue *q = container_of(work, struct frac_queue, bad_cqe_work);
+	struct frac_device *fdev = q->fdev;
+	unsigned long flags;
+	bool bad;
+	int idx;
+
+	/* Being removed: frac_device_stop() ends every job on the ring. */
+	if (!drm_dev_enter(&fdev->drm, &idx))
 		return;
-	}
-	/* Before the reset: it clears the queue's registers. */
-	frac_coredump(fdev, "job-timeout", guilty);
-	if (!fdev->wedged && !frac_queue_hw_reset(q)) {
-		trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_QUEUE, q->id, -ETIMEDOUT);
-		/* Counted before the jobs end: their waiters see the count. */
-		atomic64_inc(&q->resets);
-		frac_queue_fail_inflight(q, guilty, -ETIMEDOUT, -ECANCELED);
-		if (bad)
-			drm_sched_stop(&q->sched, bad);
-		frac_queue_hw_start(q);
-		if (bad)
-			drm_sched_start(&q->sched);
-		else
+	/* Before reset_lock, as the timeouts: no run_job or direct SUBMIT now. */
+	frac_queue_stop_submit(q);
+	mutex_lock(&fdev->reset_lock);
+	spin_lock_irqsave(&q->cq_lock, flags);
+	bad = q->cq_bad;
+	spin_unlock_irqrestore(&q->cq_lock, flags);
+	/* A PCI reset in progress ended every job on the rings, and restarts them. */
+	if (!fdev->in_pci_reset) {
+		if (bad) {
+			fdev->recovering = true;	/* BO puts go to a worker */
+			frac_queue_reset_locked(q, NULL, NULL, "bad-completion", -ECANCELED);
+			fdev->recovering = false;
+		} else {
 			drm_sched_wqueue_start(&q->sched);
-		frac_dbg(fdev, RESET, "q%u reset\n", q->id);
-		return;
+		}
 	}
-	/* The queue would not stop: the whole device must. */
-	trace_frac_reset(fdev->minor, FRAC_TRACE_RESET_DEVICE, U32_MAX, -ETIMEDOUT);
-	atomic64_inc(&fdev->device_resets);
-	frac_device_quiesce_locked(fdev, guilty, -ECANCELED);
-	if (!bad) {
-		frac_device_resume_locked(fdev, NULL);
-		return;
-	}
-	drm_sched_stop(&q->sched, bad);
-	frac_device_resume_locked(fdev, q);
-	drm_sched_start(&q->sched);
+	mutex_unlock(&fdev->reset_lock);
+	drm_dev_exit(idx);
 }
 
 /* Global reset: every queue's jobs in flight end with @err. */

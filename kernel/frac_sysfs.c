@@ -78,6 +78,7 @@ FRAC_QSUM_ATTR(jobs_failed, jobs_failed);
 FRAC_QSUM_ATTR(job_timeouts, timeouts);
 FRAC_QSUM_ATTR(lost_interrupts, lost_irqs);
 FRAC_QSUM_ATTR(queue_resets, resets);
+FRAC_QSUM_ATTR(bad_completions, bad_cqes);
 
 static ssize_t device_resets_show(struct device *dev, struct device_attribute *a,
 				  char *buf)
@@ -127,6 +128,7 @@ static struct attribute *frac_attrs[] = {
 	&dev_attr_job_timeouts.attr,
 	&dev_attr_lost_interrupts.attr,
 	&dev_attr_queue_resets.attr,
+	&dev_attr_bad_completions.attr,
 	&dev_attr_device_resets.attr,
 	&dev_attr_errors.attr,
 	&dev_attr_coredumps.attr,
@@ -179,6 +181,7 @@ FRAC_QUEUE_ATTR(jobs_failed, jobs_failed);
 FRAC_QUEUE_ATTR(job_timeouts, timeouts);
 FRAC_QUEUE_ATTR(lost_interrupts, lost_irqs);
 FRAC_QUEUE_ATTR(queue_resets, resets);
+FRAC_QUEUE_ATTR(bad_completions, bad_cqes);
 
 static struct attribute *frac_queue_attrs[] = {
 	&q_attr_jobs_submitted.attr,
@@ -188,6 +191,7 @@ static struct attribute *frac_queue_attrs[] = {
 	&q_attr_job_timeouts.attr,
 	&q_attr_lost_interrupts.attr,
 	&q_attr_queue_resets.attr,
+	&q_attr_bad_completions.attr,
 	NULL
 };
 ATTRIBUTE_GROUPS(frac_queue);

@@ -1867,6 +1867,8 @@ static const char *const fault_name[FRAC_FAULT_MAX] = {
 	[FRAC_FAULT_HANG] = "hang", [FRAC_FAULT_DROP_IRQ] = "drop-irq",
 	[FRAC_FAULT_ERROR] = "error", [FRAC_FAULT_DMA] = "dma",
 	[FRAC_FAULT_FATAL] = "fatal", [FRAC_FAULT_LATENCY] = "latency",
+	[FRAC_FAULT_BAD_ID] = "bad-id", [FRAC_FAULT_BAD_HEAD] = "bad-head",
+	[FRAC_FAULT_DUP] = "dup",
 };
 
 /* Arm a fault through qom-set "inject" or through FI_CTRL; @arg 0 = default. */
@@ -2118,6 +2120,131 @@ static void t_fault_latency(struct dev *d, intptr_t how)
 	if (run_ok(&r, &(struct frac_desc){ .opcode = FRAC_OP_FILL, .job_id = 3,
 					    .dst = BUF(0), .len = 9 }, &c2))
 		CHECK_EQ(c2.t_end - c2.t_start, c0.t_end - c0.t_start, "only the next job is slow");
+}
+
+/* Put a NOP on @r and wait for its record, whatever it says. */
+static bool nop_record(struct ring *r, uint64_t job_id, struct frac_cqe *c)
+{
+	ring_put(r, &(struct frac_desc){ .opcode = FRAC_OP_NOP, .job_id = job_id });
+	ring_kick(r);
+	return ring_wait(r, c);
+}
+
+/* bad-id: the next n records carry job_id + 1; the jobs themselves run. */
+static void t_fault_bad_id(struct dev *d, intptr_t how)
+{
+	const unsigned q = 3, n = how == FI_QOM ? 2 : 1;
+	struct frac_cqe c;
+	struct ring r;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 8, 0))
+		return;
+	if (!inject(d, how, FRAC_FAULT_BAD_ID, q, how == FI_QOM ? 2 : 0))
+		return;
+	CHECK(rd(d, FRAC_REG_FI_ARMED) & (1u << FRAC_FAULT_BAD_ID), "FI_ARMED.BAD_ID");
+	for (unsigned i = 0; i < n; i++) {
+		if (!nop_record(&r, 0x100 + i, &c))
+			return;
+		CHECK_EQ(c.job_id, 0x101 + i, "job_id one more than the descriptor's");
+		CHECK_EQ(c.sq_head, r.tail, "sq_head");
+		CHECK_EQ(c.status, FRAC_STATUS_OK, "status");
+	}
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after the bad records");
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 0x200);
+	CHECK_EQ(rd64(d, FRAC_REG_JOBS_DONE_LO), n + 1, "JOBS_DONE: the jobs ran");
+}
+
+/*
+ * bad-head: the next record's sq_head moves on by n: one slot ahead (the
+ * default), or out of the ring (n = SIZE + 1 by QOM); the one after is true.
+ */
+static void t_fault_bad_head(struct dev *d, intptr_t how)
+{
+	const unsigned q = 3, size = 8, n = how == FI_QOM ? size + 1 : 1;
+	struct frac_cqe c;
+	struct ring r;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, size, 0))
+		return;
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+	if (!inject(d, how, FRAC_FAULT_BAD_HEAD, q, how == FI_QOM ? n : 0))
+		return;
+	CHECK(rd(d, FRAC_REG_FI_ARMED) & (1u << FRAC_FAULT_BAD_HEAD), "FI_ARMED.BAD_HEAD");
+	if (!nop_record(&r, 2, &c))
+		return;
+	CHECK_EQ(c.sq_head, r.tail + n, "sq_head past the true one");
+	CHECK_EQ(c.job_id, 2, "job_id");
+	CHECK_EQ(qrd(d, q, FRAC_Q_SQ_HEAD), r.tail, "SQ_HEAD register");
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after the bad record");
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 3);
+}
+
+/*
+ * dup: each of the next n records is written twice, into consecutive CQ
+ * slots with their own phase (the first copy here is the ring's last slot,
+ * the second its first, on the next lap), one interrupt for the two.
+ */
+static void t_fault_dup(struct dev *d, intptr_t how)
+{
+	const unsigned q = 3, n = how == FI_QOM ? 2 : 1;
+	struct frac_cqe c, c2;
+	struct ring r;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 4, 0))
+		return;
+	for (unsigned i = 0; i < 3; i++)
+		RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = i);
+	if (!inject(d, how, FRAC_FAULT_DUP, q, how == FI_QOM ? 2 : 0))
+		return;
+	CHECK(rd(d, FRAC_REG_FI_ARMED) & (1u << FRAC_FAULT_DUP), "FI_ARMED.DUP");
+	for (unsigned i = 0; i < n; i++) {
+		unsigned head = r.head;
+
+		msi_clear(d);
+		if (!nop_record(&r, 0x10 + i, &c))
+			return;
+		CHECK(msi_fired(d, q), "record %u: interrupt", i);
+		msi_clear(d);
+		if (!CHECK(ring_wait(&r, &c2), "record %u: no duplicate", i))
+			return;
+		CHECK(!msi_fired(d, q), "record %u: an interrupt for the duplicate", i);
+		CHECK_EQ(c.job_id, 0x10 + i, "job_id");
+		CHECK_EQ(c.sq_head, r.tail, "sq_head");
+		CHECK(!memcmp(&c, &c2, offsetof(struct frac_cqe, flags)) &&
+		      !memcmp(&c.err_addr, &c2.err_addr, sizeof(c) - offsetof(struct frac_cqe, err_addr)),
+		      "record %u (CQ slot %u): the duplicate differs", i, head);
+	}
+	CHECK_EQ(qrd(d, q, FRAC_Q_CQ_TAIL), (3 + 2 * n) & 3, "CQ_TAIL counts both copies");
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after the duplicates");
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 0x20);
+	CHECK(ring_quiet(&r, 1000000, 4), "a third copy");
+	CHECK_EQ(rd64(d, FRAC_REG_JOBS_DONE_LO), 3 + n + 1, "JOBS_DONE counts a job once");
+}
+
+/* A queue reset disarms bad-id, bad-head and dup; the next record is true. */
+static void t_fault_cqe_reset_disarms(struct dev *d, intptr_t arg)
+{
+	const unsigned q = 2;
+	struct ring r;
+	(void)arg;
+
+	fresh(d);
+	if (!ring_init(d, &r, q, 8, 0))
+		return;
+	for (unsigned k = FRAC_FAULT_BAD_ID; k <= FRAC_FAULT_DUP; k++)
+		if (!inject(d, FI_REG, k, q, 3))
+			return;
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED),
+		 (1u << FRAC_FAULT_BAD_ID) | (1u << FRAC_FAULT_BAD_HEAD) | (1u << FRAC_FAULT_DUP),
+		 "FI_ARMED");
+	if (!ring_init(d, &r, q, 8, 0))	/* a queue reset, then the ring again */
+		return;
+	CHECK_EQ(rd(d, FRAC_REG_FI_ARMED), 0, "FI_ARMED after the queue reset");
+	RUN_OK(&r, .opcode = FRAC_OP_NOP, .job_id = 1);
+	CHECK(ring_quiet(&r, 1000000, 4), "a duplicate after the reset");
 }
 
 /* Bad requests are refused and leave the device alone. */
@@ -4310,6 +4437,13 @@ static const struct test main_tests[] = {
 	{ "fault fatal via FI_CTRL", t_fault_fatal, FI_REG },
 	{ "fault latency via QOM inject", t_fault_latency, FI_QOM },
 	{ "fault latency via FI_CTRL", t_fault_latency, FI_REG },
+	{ "fault bad-id via QOM inject", t_fault_bad_id, FI_QOM },
+	{ "fault bad-id via FI_CTRL", t_fault_bad_id, FI_REG },
+	{ "fault bad-head via QOM inject", t_fault_bad_head, FI_QOM },
+	{ "fault bad-head via FI_CTRL", t_fault_bad_head, FI_REG },
+	{ "fault dup via QOM inject", t_fault_dup, FI_QOM },
+	{ "fault dup via FI_CTRL", t_fault_dup, FI_REG },
+	{ "fault bad-id, bad-head, dup: a queue reset disarms them", t_fault_cqe_reset_disarms, 0 },
 	{ "bad fault requests are refused", t_fault_bad_args, 0 },
 	{ "bad opcode", t_bad_opcode, 0 },
 	{ "bad descriptors", t_bad_desc, 0 },

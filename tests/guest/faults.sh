@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Guest fault tests: every fault kind of the device (hang, drop-irq, error, dma, fatal, latency)
+# Guest fault tests: every fault kind of the device (hang, drop-irq, error, dma, fatal, latency,
+# bad-id, bad-head, dup)
 # injected through debugfs while other queues carry load; checks job statuses, data, sysfs
 # counters and that the device works after. Needs fault-injection=on on the device (the tests
 # skip otherwise); loads frac.ko with job_timeout_ms=500 so hangs resolve quickly. With

@@ -33,7 +33,9 @@ extern "C" {
  * - -ETIMEDOUT: the job itself exceeded the job timeout and its queue was
  *   reset (the guilty job);
  * - -ECANCELED: the job was innocent: cancelled by the reset of its queue or
- *   of the device after another job hung, or by a function level reset;
+ *   of the device after another job hung or after the device wrote a
+ *   completion record the driver could not trust (sysfs bad_completions), or
+ *   by a function level reset;
  * - -ENODEV: the device was removed;
  * - -ESRCH: the file was closed before the job ran (it never reached the
  *   device). A job SUBMIT wrote to the device itself (frac.ko's

@@ -8,8 +8,10 @@
  * queue reset cancelled, -EIO for jobs the device failed and for the jobs in
  * flight when the device failed as a whole), every other job completes
  * with correct data, the sysfs counters (job_timeouts, lost_interrupts,
- * queue_resets, device_resets, jobs_failed) move by exactly what the fault
- * explains, and afterwards every queue runs jobs again.
+ * queue_resets, device_resets, jobs_failed, bad_completions) move by exactly
+ * what the fault explains, and afterwards every queue runs jobs again. A
+ * completion record the driver cannot trust (bad-id, bad-head, dup) resets
+ * its queue: no job ends on its word, its jobs in flight end -ECANCELED.
  *
  * Needs a device with fault-injection=on (else SKIP). Meant to run with a
  * short job timeout (frac.ko job_timeout_ms=500); waits scale with it.
@@ -993,6 +995,127 @@ TEST_F_TIMEOUT(fault, latency, 60)
 	EXPECT_EQ(before.timeouts, after.timeouts);
 	EXPECT_EQ(before.qresets, after.qresets);
 	EXPECT_EQ(before.failed, after.failed);
+}
+
+#define BIG_LEN		(16 * 1024 * 1024ull)	/* a copy the device takes milliseconds over */
+
+/* @dst's @len bytes are @src's: the end first, which the device writes last. */
+static bool copy_done(const struct frac_bo *dst, const struct frac_bo *src, uint64_t len)
+{
+	const uint64_t tail = 1024 * 1024;
+
+	return !memcmp((uint8_t *)dst->map + len - tail, (uint8_t *)src->map + len - tail, tail) &&
+	       !memcmp(dst->map, src->map, len);
+}
+
+/*
+ * bad-id, bad-head, dup: the device writes a completion record that is not
+ * the one of the job it stands for, and the driver must not end a job on
+ * its word: the job it names, or the one its sq_head points at, may still
+ * be running. On queue 1, idle, the fault is armed (@what), then one
+ * SUBMIT_BATCH writes three jobs to the ring with one doorbell (direct
+ * submission, on for the test): A, a small FILL whose record is the one the
+ * fault bends (or, for dup, writes twice); B, a 16 MiB copy the device takes
+ * milliseconds over; C, a FILL behind it. The driver must reset the queue at
+ * the bad record, as after a hang but blaming no job: every job that ended
+ * 0 has all its data (B's end checked first, before anything else), A ends
+ * -ECANCELED unless its own record was true (dup: the copy after it is the
+ * bad one), B and C, still on the ring, end -ECANCELED; bad_completions of
+ * queue 1 and queue_resets move by one, job_timeouts, lost_interrupts and
+ * device_resets by none, the other queues' load completes, and every queue
+ * runs a verified job after.
+ */
+static void bad_record(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *self,
+		       const char *what, bool a_record_true)
+{
+	const uint32_t hq = 1;
+	struct counters before, after;
+	struct frac_job_result ra, rb, rc;
+	struct frac_bo big_src, big_dst;
+	struct frac_cmdlist cl[3];
+	const struct frac_cmdlist *cls[3] = { &cl[0], &cl[1], &cl[2] };
+	uint64_t bad0, bad1, direct0;
+	uint32_t ids[3], i;
+
+	ASSERT_EQ(0, frac_t_write_str("/sys/module/frac/parameters/direct_submit", "1"));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BIG_LEN, 0, &big_src));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BIG_LEN, 0, &big_dst));
+	frac_fill_random(big_src.map, BIG_LEN, 7);
+	memset(big_dst.map, FRAC_POISON, BIG_LEN);
+	for (i = 0; i < 2; i++)
+		memset((uint8_t *)self->victim.map + i * SLICE, FRAC_POISON, SLICE);
+	for (i = 0; i < 3; i++)
+		frac_cmdlist_init(&cl[i]);
+	ASSERT_EQ(0, frac_cmd_fill(&cl[0], &self->victim, 0, SLICE, 0x10101010u));
+	ASSERT_EQ(0, frac_cmd_copy(&cl[1], &big_dst, 0, &big_src, 0, BIG_LEN));
+	ASSERT_EQ(0, frac_cmd_fill(&cl[2], &self->victim, SLICE, SLICE, 0x20202020u));
+	/* The fault takes the next record the queue writes: none may be due. */
+	ASSERT_EQ(0, wait_fetched(&self->dev, hq));
+	counters_read(&self->dev, &before);
+	bad0 = frac_t_queue_counter(&self->dev, hq, "bad_completions");
+	EXPECT_NE(~0ull, bad0) TH_LOG("no frac_queues/%u/bad_completions", hq);
+	direct0 = frac_t_queue_counter(&self->dev, hq, "jobs_direct");
+
+	ASSERT_EQ(0, inject(_metadata, &self->dev, what));
+	ASSERT_EQ(0, frac_submit_batch(&self->dev, hq, cls, 3, NULL, ids));
+	load_start(_metadata, self, 1u << hq);
+
+	ASSERT_EQ(0, frac_wait(&self->dev, ids[1], self->wait_ns, &rb));
+	/* Before anything else: a copy ended early is still being written. */
+	if (rb.status == 0)
+		EXPECT_TRUE(copy_done(&big_dst, &big_src, BIG_LEN))
+			TH_LOG("B ended 0 before the device wrote its data");
+	EXPECT_EQ(-ECANCELED, rb.status) TH_LOG("B, the copy behind the bad record");
+	ASSERT_EQ(0, frac_wait(&self->dev, ids[0], self->wait_ns, &ra));
+	if (ra.status == 0)
+		EXPECT_TRUE(victim_filled(&self->victim, 0)) TH_LOG("A ended 0 without its data");
+	if (a_record_true) {
+		EXPECT_EQ(0, ra.status) TH_LOG("A, whose own record was true");
+	} else {
+		EXPECT_EQ(-ECANCELED, ra.status) TH_LOG("A, the job of the bad record");
+	}
+	ASSERT_EQ(0, frac_wait(&self->dev, ids[2], self->wait_ns, &rc));
+	if (rc.status == 0)
+		EXPECT_TRUE(victim_filled(&self->victim, 1)) TH_LOG("C ended 0 without its data");
+	EXPECT_EQ(-ECANCELED, rc.status) TH_LOG("C, behind B");
+	load_check(_metadata, self);
+
+	counters_read(&self->dev, &after);
+	bad1 = frac_t_queue_counter(&self->dev, hq, "bad_completions");
+	EXPECT_EQ(bad0 + 1, bad1) TH_LOG("frac_queues/%u/bad_completions", hq);
+	EXPECT_EQ(before.qresets + 1, after.qresets);
+	EXPECT_EQ(before.timeouts, after.timeouts) TH_LOG("a job timed out");
+	EXPECT_EQ(before.lost, after.lost);
+	EXPECT_EQ(before.dresets, after.dresets);
+	EXPECT_EQ(direct0 + 3, frac_t_queue_counter(&self->dev, hq, "jobs_direct"))
+		TH_LOG("the batch did not go to the ring at once");
+	all_queues_work(_metadata, self);
+	frac_bo_destroy(&self->dev, &big_src);
+	frac_bo_destroy(&self->dev, &big_dst);
+}
+
+/* bad-id: A's record says job_id A + 1. */
+TEST_F_TIMEOUT(fault, bad_record_id, 120)
+{
+	bad_record(_metadata, self, "bad-id 1", false);
+}
+
+/* bad-head: A's record says sq_head one ahead: B's slot. */
+TEST_F_TIMEOUT(fault, bad_record_head, 120)
+{
+	bad_record(_metadata, self, "bad-head 1", false);
+}
+
+/* bad-head past any ring (4097: also one ahead once masked to the ring's size). */
+TEST_F_TIMEOUT(fault, bad_record_head_out_of_ring, 120)
+{
+	bad_record(_metadata, self, "bad-head 1 4097", false);
+}
+
+/* dup: A's record, then the same record again in the next slot. */
+TEST_F_TIMEOUT(fault, bad_record_dup, 120)
+{
+	bad_record(_metadata, self, "dup 1", true);
 }
 
 /* Several kinds at once, one per queue, while queue 0 carries the load. */

@@ -1039,7 +1039,7 @@ TEST_F(uapi, sysfs_queue_counters)
 {
 	static const char * const names[] = {
 		"jobs_submitted", "jobs_completed", "jobs_failed", "job_timeouts",
-		"lost_interrupts", "queue_resets",
+		"lost_interrupts", "queue_resets", "bad_completions",
 	};
 	uint64_t before[FRAC_ARRAY_SIZE(names)][16], v, sum;
 	struct frac_job_result res;
