@@ -813,6 +813,7 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	bool traced = trace_frac_job_complete_enabled() || trace_frac_job_done_enabled();
 	bool stamp = !lost_irq && traced;
 	u32 n = 0, ended = 0, found = 0;
+	u64 lost_first = 0, lost_last = 0;
 	unsigned long flags;
 	u64 irq_ns = 0;
 
@@ -875,8 +876,9 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 			q->slot_job[slot] = NULL;
 			if (lost_irq) {
 				atomic64_inc(&q->lost_irqs);
-				frac_warn(fdev, "q%u seqno %llu: completed without interrupt\n",
-					  q->id, job->seqno);
+				if (!lost_first)
+					lost_first = job->seqno;
+				lost_last = job->seqno;
 			}
 			frac_job_complete(job, q->part_status, le64_to_cpu(cqe->result),
 					  q->part_start, le64_to_cpu(cqe->t_end), irq_ns);
@@ -895,6 +897,11 @@ u32 frac_queue_process_cq(struct frac_queue *q, bool lost_irq)
 	if (n && !q->cq_db_stopped)
 		writel(q->cq_head, fdev->regs + FRAC_DB_CQ_HEAD(q->id));
 	spin_unlock_irqrestore(&q->cq_lock, flags);
+	/* One line per scan, and few of those: a lost interrupt may be every one. */
+	if (lost_first)
+		dev_warn_ratelimited(fdev->drm.dev,
+				     "q%u: seqno %llu..%llu completed without interrupt\n",
+				     q->id, lost_first, lost_last);
 	return ended;
 }
 

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <linux/sync_file.h>
 
+#include <sys/klog.h>
+
 #include "frac_test.h"
 
 #define LOAD_JOBS	4		/* per loaded queue */
@@ -721,6 +723,69 @@ TEST_F_TIMEOUT(fault, drop_irq, 120)
 	}
 	counters_read(&self->dev, &after);
 	EXPECT_EQ(mid.lost, after.lost);
+	all_queues_work(_metadata, self);
+}
+
+/* How many times @needle occurs in the kernel log (klogctl: root). */
+static int klog_count(const char *needle)
+{
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), len, n = 0;
+	char *buf, *p;
+
+	if (size <= 0)
+		return -1;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -1;
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, size);
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = 0;
+	for (p = buf; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(buf);
+	return n;
+}
+
+/*
+ * Every interrupt of 64 jobs is lost: the timeout's scan finds them
+ * completed, and says so in one kernel log line per scan, not one per job.
+ */
+TEST_F_TIMEOUT(fault, lost_interrupts_logged_once_per_scan, 120)
+{
+	const char *line = "completed without interrupt";
+	struct counters before, after;
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	uint32_t ids[64], i;
+	int log0, log1;
+
+	log0 = klog_count(line);
+	ASSERT_LE(0, log0);
+	counters_read(&self->dev, &before);
+	/* More drops than interrupts: the device coalesces them. */
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "drop-irq 0 1000"));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_nop(&cl));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[i]));
+	for (i = 0; i < 64; i++) {
+		ASSERT_EQ(0, frac_wait(&self->dev, ids[i], self->wait_ns, &res));
+		EXPECT_EQ(0, res.status) TH_LOG("job %u", i);
+	}
+	counters_read(&self->dev, &after);
+	EXPECT_EQ(before.lost + 64, after.lost);
+	EXPECT_EQ(before.qresets, after.qresets);
+	log1 = klog_count(line);
+	EXPECT_LE(1, log1 - log0);
+	EXPECT_GE(4, log1 - log0) TH_LOG("%d lines for 64 lost interrupts", log1 - log0);
+	/* A queue reset disarms the drops left: a hung job's. */
+	ASSERT_EQ(0, inject(_metadata, &self->dev, "hang 0"));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ids[0]));
+	ASSERT_EQ(0, frac_wait(&self->dev, ids[0], self->wait_ns, &res));
+	EXPECT_EQ(-ETIMEDOUT, res.status);
 	all_queues_work(_metadata, self);
 }
 
