@@ -720,6 +720,20 @@ static void frac_job_direct_watch(struct frac_job *job)
 }
 
 /*
+ * A drm_sched job's finished fence signalled: poll() reports it now. Not
+ * only from a hardware fence (frac_job_complete() wakes the file itself):
+ * a job that run_job refuses, or that its entity's kill ends, signals
+ * nothing else. The scheduler holds the job, and the job its file, until
+ * free_job, which comes after this.
+ */
+static void frac_job_finished_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct frac_job *job = container_of(cb, struct frac_job, end_cb);
+
+	wake_up_all(&job->ff->wq);
+}
+
+/*
  * Write the jobs to their ring now, or arm them and hand them to their
  * entity, in order. From here on the jobs cannot fail: each runs, or ends
  * with an errno through its fence.
@@ -765,6 +779,9 @@ static void frac_submit_push(struct frac_submit *s)
 		if (i >= ndirect) {
 			drm_sched_job_arm(&job->base);
 			job->finished = dma_fence_get(&job->base.s_fence->finished);
+			/* Not pushed yet, so not signalled: the callback is added. */
+			dma_fence_add_callback(job->finished, &job->end_cb,
+					       frac_job_finished_cb);
 		}
 		end = frac_job_end_fence(job);
 		frac_job_publish(job, end);

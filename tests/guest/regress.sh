@@ -10,7 +10,8 @@
 # direct job, a context's order and priorities kept, SUBMITs racing resets, a killed file's
 # direct job keeping its destination until it ran. timeout (job_timeout_ms=1): the copy called
 # over by the job timeout. Last, unplug: mmap of a device BO racing the device's removal (the
-# test rescans; the rescan is checked here too). A test fails, not skips, without what it needs
+# test rescans; the rescan is checked here too), and poll() woken for a job the removal keeps
+# from the device. A test fails, not skips, without what it needs
 # (the device, device memory, fault injection, debugfs, udmabuf, a memory cgroup controller,
 # two CPUs, its job_timeout_ms). No test depends on another's leftovers or on the order they
 # run in. Unloads frac.ko at the end, so that the runners after it load it with their own

@@ -31,6 +31,7 @@
  *   unplug   removes the device through sysfs, and brings it back
  */
 #include <grp.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -2526,6 +2527,129 @@ static int rescan_open(const char *bdf, struct frac_dev *dev)
 		usleep(100000);
 	}
 	return ret;
+}
+
+/* ---- Jobs that end without reaching the device -------------------------- */
+
+/* A poll() of @fd for POLLIN in a thread, timed. */
+struct poller {
+	pthread_t thread;
+	int fd, timeout_ms;
+	int ret;		/* poll()'s, or -errno */
+	short revents;
+	int64_t asleep_ns, woken_ns;
+};
+
+static void *poller_run(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	p->asleep_ns = frac_mono_ns();
+	p->ret = poll(&pfd, 1, p->timeout_ms);
+	if (p->ret < 0)
+		p->ret = -errno;
+	p->revents = pfd.revents;
+	p->woken_ns = frac_mono_ns();
+	return NULL;
+}
+
+static int poller_start(struct poller *p, int fd, int timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = fd;
+	p->timeout_ms = timeout_ms;
+	return -pthread_create(&p->thread, NULL, poller_run, p);
+}
+
+/*
+ * Share syncobj @so of @from with @to (as a new syncobj handle there), so
+ * that a job of @to waits for a job of @from.
+ */
+static int syncobj_share(int from, uint32_t so, int to, uint32_t *out)
+{
+	struct drm_syncobj_handle h = { .handle = so, .fd = -1 };
+	int ret = frac_t_ioctl(from, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+
+	if (ret)
+		return ret;
+	h.handle = 0;
+	ret = frac_t_ioctl(to, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h);
+	close(h.fd);
+	*out = h.handle;
+	return ret;
+}
+
+/*
+ * poll() on a file whose job never reaches the device.
+ *
+ * Regression: the file's poll waiters were woken only when a hardware fence
+ * signalled (frac_job_complete()). A job that run_job refuses (the device
+ * removed or wedged) or that its entity's kill ends signals only its
+ * scheduler fence, which woke nobody: a poll() without a timeout slept on
+ * although the job had ended, and poll() called afterwards said POLLIN.
+ * Here job A of another file is held on queue 0 by injected latency; this
+ * file's job B on queue 1 waits for A in the scheduler (a syncobj shared
+ * between the files). A thread polls this file; the device is removed: the
+ * removal ends A (-ENODEV), run_job refuses B (-ENODEV), and the poll must
+ * return POLLIN at once, not at its 30 s timeout. The device comes back by
+ * a rescan.
+ */
+TEST_F_TIMEOUT(unplug, poll_never_woken_for_job_refused_by_run_job, 120)
+{
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	struct frac_bo a, b;
+	struct poller p;
+	uint32_t so_a, so_b, ida, idb;
+	int64_t removed_ns;
+	char path[256];
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		FAIL(return, "no fault injection (fault-injection=on)");
+	if (self->dev.num_queues < 2)
+		FAIL(return, "one queue: B must wait for A on another");
+	ASSERT_EQ(0, frac_open_pci(self->bdf, &other));
+	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &b));
+	ASSERT_EQ(0, queue_drain(&other, 0));
+	ASSERT_EQ(0, frac_t_syncobj_create(other.fd, &so_a));
+	ASSERT_EQ(0, frac_t_inject(&other, "latency 0 20000"));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 1));
+	ASSERT_EQ(0, frac_submit(&other, 0, &cl,
+				 &(struct frac_submit_opts){ .priority = DRM_FRAC_PRIO_NORMAL,
+				   .out_syncobj = so_a }, &ida));
+	ASSERT_EQ(0, syncobj_share(other.fd, so_a, self->dev.fd, &so_b));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &b, 0, 1 << 20, 2));
+	ASSERT_EQ(0, frac_submit(&self->dev, 1, &cl,
+				 &(struct frac_submit_opts){ .priority = DRM_FRAC_PRIO_NORMAL,
+				   .in_syncobj = so_b }, &idb));
+	ASSERT_EQ(0, poller_start(&p, self->dev.fd, 30000));
+	usleep(300000);
+	EXPECT_EQ(0, p.woken_ns) TH_LOG("poll() returned before any job ended");
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	removed_ns = frac_mono_ns();
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(1, p.ret) TH_LOG("poll(): %d after %.1f s", p.ret,
+				   (p.woken_ns - p.asleep_ns) / 1e9);
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_LT(p.woken_ns - removed_ns, 5 * FRAC_NSEC)
+		TH_LOG("poll() woken %.1f s after the removal",
+		       (p.woken_ns - removed_ns) / 1e9);
+
+	frac_bo_destroy(&self->dev, &b);
+	frac_bo_destroy(&other, &a);
+	frac_close(&other);
+	frac_close(&self->dev);
+	usleep(200000);
+	ret = rescan_open(self->bdf, &self->dev);
+	EXPECT_EQ(0, ret) TH_LOG("rescan: %s", strerror(-ret));
+	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
 /* Three removals, each after a rescan: a race one removal wins about half the time. */
