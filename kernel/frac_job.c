@@ -118,7 +118,7 @@ static void frac_job_done_unrun(struct frac_job *job)
 static void frac_job_direct_ended(struct frac_job *job)
 {
 	atomic_sub(job->ncmds, &job->q->direct_credits);
-	job->keep_bos = READ_ONCE(job->fdev->wedged);
+	job->keep_bos = READ_ONCE(job->fdev->unquiesced);
 }
 
 static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
@@ -179,16 +179,16 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	/* drm_sched dropped it before its run_job: its file was closed. */
 	if (unlikely(job->queued))
 		frac_job_unqueue(job);
-	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
+	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->unquiesced)) {
 		llist_add(&job->put_node, &fdev->put_list);
 		queue_work(system_unbound_wq, &fdev->put_work);
 		return;
 	}
 	/*
-	 * A wedged device never confirmed it stopped: it may still write what
-	 * the job named. Its BOs are kept until the device is gone.
+	 * A device wedged because it never confirmed it stopped may still
+	 * write what the job named. Its BOs are kept until the device is gone.
 	 */
-	job->keep_bos = READ_ONCE(fdev->wedged);
+	job->keep_bos = READ_ONCE(fdev->unquiesced);
 	frac_job_retire(fdev, job);
 }
 

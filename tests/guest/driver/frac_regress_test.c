@@ -37,9 +37,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
+#include <linux/netlink.h>
 #include <linux/sync_file.h>
 #include <linux/udmabuf.h>
 
@@ -2578,6 +2580,198 @@ static int syncobj_share(int from, uint32_t so, int to, uint32_t *out)
 	close(h.fd);
 	*out = h.handle;
 	return ret;
+}
+
+/* ---- A PCIe error recovery that fails ----------------------------------- */
+
+/* drivers/pci/pcie/aer_inject.c */
+struct aer_error_inj {
+	uint8_t bus, dev, fn;
+	uint32_t uncor_status, cor_status;
+	uint32_t header_log0, header_log1, header_log2, header_log3;
+	uint32_t domain;
+};
+
+#define PCI_ERR_UNC_MALF_TLP	0x00040000
+
+/* A fatal (frozen-channel) AER error on the device at @bdf, through aer_inject. */
+static int aer_inject_fatal(const char *bdf)
+{
+	struct aer_error_inj e = { .uncor_status = PCI_ERR_UNC_MALF_TLP };
+	unsigned int dom, bus, dev, fn;
+	ssize_t n;
+	int fd;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+		return -EINVAL;
+	e.domain = dom;
+	e.bus = bus;
+	e.dev = dev;
+	e.fn = fn;
+	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, &e, sizeof(e));
+	close(fd);
+	return n == (ssize_t)sizeof(e) ? 0 : -errno;
+}
+
+/* A socket receiving the kernel's uevents; -errno on failure. */
+static int uevent_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			NETLINK_KOBJECT_UEVENT);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Did a change uevent of accel<index> carrying @var (KEY=VALUE) arrive on @fd? */
+static bool uevent_seen(int fd, int index, const char *var)
+{
+	char buf[8192], devname[64];
+	ssize_t n;
+
+	snprintf(devname, sizeof(devname), "DEVNAME=accel/accel%d", index);
+	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		bool change = false, dev = false, has = false;
+		char *p;
+
+		buf[n] = '\0';
+		for (p = buf; p < buf + n; p += strlen(p) + 1) {
+			change |= !strcmp(p, "ACTION=change");
+			dev |= !strcmp(p, devname);
+			has |= !strcmp(p, var);
+		}
+		if (change && dev && has)
+			return true;
+	}
+	return false;
+}
+
+/* sysfs frac/wedged of @dev: 0, 1, or -1 when unreadable. */
+static int wedged(const struct frac_dev *dev)
+{
+	uint64_t v = frac_t_counter(dev, "wedged");
+
+	return v == ~0ull ? -1 : (int)v;
+}
+
+/*
+ * A fatal PCIe error whose recovery fails.
+ *
+ * Regression: error_detected() quiesced the device and stopped the
+ * schedulers until reset_done(), which a failed recovery never calls (on
+ * 6.12 nothing comes after a failed recovery). The device was not wedged:
+ * SUBMIT went on succeeding, its jobs waited in a stopped scheduler, never
+ * ran and never timed out, and WAIT, poll() and close() on them slept until
+ * the device was removed. Now the driver gives the recovery a bound (70 s
+ * from error_detected()), then wedges the device: the queued jobs end -EIO,
+ * a new SUBMIT fails -EIO, and user space gets a change uevent of the accel
+ * device with WEDGED=rebind. Here, in the rig's machine (ACPI hotplug),
+ * every fatal error's recovery fails (the root port's link never comes back
+ * after the bus reset). After the error a job is submitted; a thread polls
+ * the file, and another file holds a job too and is closed: within the
+ * bound plus 30 s sysfs wedged must read 1, the job end -EIO (WAIT), the
+ * poll return POLLIN, the close return, SUBMIT fail -EIO, and the uevent
+ * have come. Then the device is removed and rescanned (a rebind): it is not
+ * wedged and runs a job. Needs aer_inject (regress.sh loads it).
+ */
+#define RECOVERY_BOUND_S	70
+
+TEST_F_TIMEOUT(unplug, failed_pci_recovery_leaves_jobs_queued_forever, 300)
+{
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	struct frac_bo a, b, c;
+	struct poller p;
+	uint64_t errs0;
+	uint32_t ida, idb, idc;
+	int64_t t0, closed_ns;
+	char path[256];
+	int uev, ret, i;
+
+	if (access("/dev/aer_inject", W_OK))
+		FAIL(return, "no /dev/aer_inject (modprobe aer_inject)");
+	if (wedged(&self->dev) != 0)
+		FAIL(return, "sysfs wedged reads %d before the test", wedged(&self->dev));
+	uev = uevent_open();
+	ASSERT_LE(0, uev) TH_LOG("uevent socket: %s", strerror(-uev));
+	ASSERT_EQ(0, frac_open_pci(self->bdf, &other));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &b));
+	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &c));
+	errs0 = frac_t_counter(&self->dev, "errors");
+
+	ret = aer_inject_fatal(self->bdf);
+	ASSERT_EQ(0, ret) TH_LOG("aer_inject: %s", strerror(-ret));
+	t0 = frac_mono_ns();
+	for (i = 0; i < 100 && frac_t_counter(&self->dev, "errors") == errs0; i++)
+		usleep(100000);
+	ASSERT_NE(errs0, frac_t_counter(&self->dev, "errors")) TH_LOG("no error_detected()");
+
+	/* Queued behind the frozen channel: on neither ring. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 1));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ida));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &c, 0, 1 << 20, 3));
+	ASSERT_EQ(0, frac_submit(&other, 0, &cl, NULL, &idc));
+	ASSERT_EQ(0, poller_start(&p, self->dev.fd, (RECOVERY_BOUND_S + 60) * 1000));
+
+	/* The other file closes with its job queued. */
+	frac_bo_destroy(&other, &c);
+	frac_close(&other);
+	closed_ns = frac_mono_ns();
+	TH_LOG("close() took %.1f s", (closed_ns - t0) / 1e9);
+	EXPECT_LT(closed_ns - t0, (RECOVERY_BOUND_S + 30) * FRAC_NSEC);
+
+	for (i = 0; i < (RECOVERY_BOUND_S + 30) * 10 && wedged(&self->dev) != 1; i++)
+		usleep(100000);
+	TH_LOG("wedged after %.1f s", (frac_mono_ns() - t0) / 1e9);
+	EXPECT_EQ(1, wedged(&self->dev)) TH_LOG("the failed recovery did not wedge the device");
+
+	ret = frac_wait(&self->dev, ida, 10 * FRAC_NSEC, &res);
+	EXPECT_EQ(0, ret) TH_LOG("WAIT: %s", strerror(-ret));
+	if (!ret)
+		EXPECT_EQ(-EIO, res.status);
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(1, p.ret) TH_LOG("poll(): %d after %.1f s", p.ret,
+				   (p.woken_ns - p.asleep_ns) / 1e9);
+	EXPECT_TRUE(p.revents & POLLIN);
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &b, 0, 1 << 20, 2));
+	EXPECT_EQ(-EIO, frac_submit(&self->dev, 1 % self->dev.num_queues, &cl, NULL, &idb));
+	EXPECT_TRUE(uevent_seen(uev, self->dev.index, "WEDGED=rebind"))
+		TH_LOG("no change uevent with WEDGED=rebind for accel%d", self->dev.index);
+	close(uev);
+
+	/* A rebind (removal, rescan) brings the device back. */
+	frac_bo_destroy(&self->dev, &a);
+	frac_bo_destroy(&self->dev, &b);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	frac_close(&self->dev);
+	usleep(200000);
+	ret = rescan_open(self->bdf, &self->dev);
+	ASSERT_EQ(0, ret) TH_LOG("rescan: %s", strerror(-ret));
+	EXPECT_EQ(0, wedged(&self->dev));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 4));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ida));
+	ASSERT_EQ(0, frac_wait(&self->dev, ida, 10 * FRAC_NSEC, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ(-1, frac_check_fill(a.map, 1 << 20, 4));
+	frac_bo_destroy(&self->dev, &a);
+	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
 /*
