@@ -181,6 +181,11 @@ struct frac_device {
 	u32 gemm_max_dim;
 	u32 sgl_max;			/* SG entries per operand, chains included */
 	int err_irq;
+	/*
+	 * Set under reset_lock at removal (frac_irq_stop()), read by the
+	 * MSI/INTx handler: the device's interrupts are masked for good
+	 */
+	bool irq_stopped;
 
 	/* Protects devmem_mm */
 	struct mutex devmem_lock;
@@ -440,6 +445,7 @@ void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job);
 
 /* frac_irq.c */
 int frac_irq_init(struct frac_device *fdev);
+void frac_irq_stop(struct frac_device *fdev);
 u32 frac_local_queue(struct frac_device *fdev);
 
 /* frac_gem.c */

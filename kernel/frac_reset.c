@@ -445,8 +445,7 @@ void frac_device_stop(struct frac_device *fdev)
 			disable_irq(fdev->queues[i].irq);
 		frac_queue_fail_inflight(&fdev->queues[i], NULL, -ENODEV, -ENODEV);
 	}
-	if (fdev->err_irq > 0)
-		disable_irq(fdev->err_irq);
+	frac_irq_stop(fdev);
 	/*
 	 * Start the schedulers again, so that the jobs they hold end (run_job()
 	 * refuses them now that the device is unplugged) and are freed before

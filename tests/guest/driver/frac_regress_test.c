@@ -29,7 +29,10 @@
  *   direct   job_timeout_ms >= 8000 (regress.sh loads 10000)
  *   timeout  job_timeout_ms <= 20 (regress.sh loads job_timeout_ms=1)
  *   unplug   removes the device through sysfs, and brings it back
+ *   shared_intx  two frac devices on one INTx line, a machine of its own
+ *            (see the fixture); regress.sh does not run it
  */
+#include <dirent.h>
 #include <grp.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -2248,6 +2251,149 @@ TEST_F_TIMEOUT(timeout, devmem_copy_writes_after_timeout_reset, 120)
 TEST_F_TIMEOUT(timeout, devmem_copy_writes_reused_range_after_timeout_reset, 120)
 {
 	devmem_writes_after_call_over(_metadata, &self->dev, BY_TIMEOUT, WATCH_REUSED_RANGE);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/* ---- shared_intx: two frac devices on one INTx line --------------------- */
+
+/*
+ * Needs a machine that scripts/vm does not give by default: two frac
+ * devices in INTx mode whose pins route to one IO-APIC input (on q35, root
+ * ports at slots 4 and 8 both route to GSI 20):
+ *   scripts/vm --prop fault-injection=on --prop msix=off --prop msi=off \
+ *     --qemu-arg -device --qemu-arg pcie-root-port,id=rp1,chassis=2,slot=2,addr=0x8 \
+ *     --qemu-arg -device --qemu-arg frac-npu,id=frac1,msix=off,msi=off,bus=rp1 -- ...
+ * regress.sh does not run this fixture; without such a pair it fails.
+ */
+FIXTURE(shared_intx) {
+	struct frac_dev dev;
+	int kmsg;
+	char keep[64], unbind[64];	/* BDFs: the device used, the one unbound */
+};
+
+/* The frac devices' BDFs, up to @max of them, in @bdfs; their count. */
+static int frac_bdfs(char (*bdfs)[64], int max)
+{
+	DIR *d = opendir("/sys/bus/pci/drivers/frac");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		unsigned int a, b, c, e;
+
+		if (sscanf(de->d_name, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 &&
+		    strlen(de->d_name) < 64)
+			memcpy(bdfs[n++], de->d_name, strlen(de->d_name) + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The device's INTx line, or -1 when it uses MSI or MSI-X (or is unreadable). */
+static long intx_line(const char *bdf)
+{
+	char path[256];
+	uint64_t irq = 0;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/msi_irqs", bdf);
+	if (!stat(path, &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/irq", bdf);
+	if (frac_t_read_u64(path, &irq) || !irq)
+		return -1;
+	return (long)irq;
+}
+
+FIXTURE_SETUP(shared_intx)
+{
+	char bdfs[8][64];
+	int n = frac_bdfs(bdfs, 8), i, j;
+
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	self->keep[0] = self->unbind[0] = '\0';
+	for (i = 0; i < n && !self->keep[0]; i++)
+		for (j = i + 1; j < n; j++)
+			if (intx_line(bdfs[i]) > 0 && intx_line(bdfs[i]) == intx_line(bdfs[j])) {
+				memcpy(self->keep, bdfs[i], sizeof(self->keep));
+				memcpy(self->unbind, bdfs[j], sizeof(self->unbind));
+				break;
+			}
+	if (!self->keep[0])
+		FAIL(return, "no two frac devices share an INTx line (%d frac devices)", n);
+	ASSERT_EQ(0, frac_open_pci(self->keep, &self->dev));
+}
+
+FIXTURE_TEARDOWN(shared_intx)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * Unbinding one of two devices that share an INTx line.
+ *
+ * Regression: the device's stop at removal called disable_irq() on its
+ * interrupt, in MSI/INTx mode the one vector, requested IRQF_SHARED. The
+ * free_irq() that follows leaves a shared line's disable depth as it is:
+ * every other device on the line got no interrupt any more, for good. The
+ * driver now masks its causes at the device (INT_MASK) and claims no
+ * interrupt after its stop. Here the other frac device on the line is
+ * unbound; then ten jobs on the one kept must each end within 1 s (the
+ * lost-interrupt scan would end them only at the job timeout, 5 s) and
+ * its lost_interrupts counter must not move. The unbound device is bound
+ * again at the end, and the kept one must still work.
+ */
+TEST_F_TIMEOUT(shared_intx, unbind_disables_shared_intx_line, 120)
+{
+	uint64_t lost0 = frac_t_counter(&self->dev, "lost_interrupts");
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo a;
+	int64_t t;
+	uint32_t id;
+	int i, ret;
+
+	if (frac_t_modparam("job_timeout_ms", 0) < 4000)
+		FAIL(return, "job_timeout_ms under 4000: the scan would hide a lost interrupt");
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 5));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	ASSERT_EQ(0, res.status);
+
+	ASSERT_EQ(0, frac_t_write_str("/sys/bus/pci/drivers/frac/unbind", self->unbind));
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, frac_submit(&self->dev, i % self->dev.num_queues, &cl, NULL, &id));
+		t = frac_mono_ns();
+		ret = frac_wait(&self->dev, id, 3 * FRAC_NSEC, &res);
+		t = frac_mono_ns() - t;
+		if (ret == -ETIME) {
+			/* Its end comes with the timeout's scan: wait for it. */
+			ret = frac_wait(&self->dev, id, 30 * FRAC_NSEC, &res);
+			EXPECT_EQ(0, ret);
+			EXPECT_LT(t, FRAC_NSEC)
+				TH_LOG("job %d: no interrupt after the other device's unbind", i);
+			break;
+		}
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(0, res.status);
+		EXPECT_LT(t, FRAC_NSEC) TH_LOG("job %d ended after %.2f s", i, t / 1e9);
+	}
+	EXPECT_EQ(lost0, frac_t_counter(&self->dev, "lost_interrupts"));
+	EXPECT_EQ(-1, frac_check_fill(a.map, 1 << 20, 5));
+
+	ret = frac_t_write_str("/sys/bus/pci/drivers/frac/bind", self->unbind);
+	EXPECT_EQ(0, ret) TH_LOG("bind %s: %s", self->unbind, strerror(-ret));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &id));
+	ret = frac_wait(&self->dev, id, 30 * FRAC_NSEC, &res);
+	EXPECT_EQ(0, ret);
+	frac_bo_destroy(&self->dev, &a);
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
