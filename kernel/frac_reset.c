@@ -63,8 +63,11 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 /*
  * The quiesce handshake (docs/hw-spec.md 8): a reset is over, and the memory
  * the device's jobs named may be reused, only once the device says it has
- * stopped touching it. A register reading all ones is a device that has
- * gone from the bus, which does no DMA either.
+ * stopped touching it. A register reading all ones is a device that no
+ * longer answers: gone from the bus, or behind a frozen channel (AER), where
+ * it may still be there and DMA. Its bus mastering goes off before its jobs
+ * are called over (frac_device_hw_reset()), and the slot reset that ends the
+ * PCIe recovery restores it.
  */
 #define FRAC_RESET_POLL_US	10
 
@@ -83,6 +86,9 @@ static noinline int frac_queue_hw_reset(struct frac_queue *q)
 	if (ret)
 		frac_err(fdev, "q%u still resetting after %u ms\n", q->id,
 			 FRAC_RESET_TIMEOUT_MS);
+	/* No answer: the device reset, which turns bus mastering off, takes over. */
+	else if (sts == U32_MAX)
+		ret = -ENODEV;
 	return ret;
 }
 ALLOW_ERROR_INJECTION(frac_queue_hw_reset, ERRNO);
@@ -101,8 +107,10 @@ int frac_device_hw_reset(struct frac_device *fdev)
 		frac_err(fdev, "device still resetting after %u ms\n", FRAC_RESET_TIMEOUT_MS);
 		return ret;
 	}
-	if (ctrl == U32_MAX)
+	if (ctrl == U32_MAX) {
+		pci_clear_master(fdev->pdev);
 		return 0;
+	}
 	sts = frac_rd(fdev, FRAC_REG_STATUS);
 	if (!(sts & FRAC_STS_READY)) {
 		frac_err(fdev, "device not ready after reset: status %#x\n", sts);
