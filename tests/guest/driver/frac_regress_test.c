@@ -28,7 +28,8 @@
  *   regress  job_timeout_ms >= 4500 (regress.sh loads the default, 5000)
  *   direct   job_timeout_ms >= 8000 (regress.sh loads 10000)
  *   timeout  job_timeout_ms <= 20 (regress.sh loads job_timeout_ms=1)
- *   unplug   removes the device through sysfs, and brings it back
+ *   unplug   removes the device through sysfs, and brings it back;
+ *            job_timeout_ms >= 2000 (regress.sh loads the default, 5000)
  *   shared_intx  two frac devices on one INTx line, a machine of its own
  *            (see the fixture); regress.sh does not run it
  */
@@ -2950,6 +2951,8 @@ TEST_F_TIMEOUT(unplug, poll_never_woken_for_job_refused_by_run_job, 120)
 		FAIL(return, "no fault injection (fault-injection=on)");
 	if (self->dev.num_queues < 2)
 		FAIL(return, "one queue: B must wait for A on another");
+	if (frac_t_modparam("job_timeout_ms", 0) < 2000)
+		FAIL(return, "job_timeout_ms under 2000: A would time out before the removal");
 	ASSERT_EQ(0, frac_open_pci(self->bdf, &other));
 	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &a));
 	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &b));
