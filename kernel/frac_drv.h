@@ -50,6 +50,8 @@
  * while jobs keep coming.
  */
 #define FRAC_REAP_DELAY_MS	20
+/* A frozen channel's recovery failed if resume() has not come by then (frac_recovery_work()) */
+#define FRAC_PCI_RECOVERY_TIMEOUT_MS	70000
 
 #define FRAC_DBG_REG	BIT(0)
 #define FRAC_DBG_IRQ	BIT(1)
@@ -190,6 +192,11 @@ struct frac_device {
 	u32 gemm_max_dim;
 	u32 sgl_max;			/* SG entries per operand, chains included */
 	int err_irq;
+	/*
+	 * Set under reset_lock at removal (frac_irq_stop()), read by the
+	 * MSI/INTx handler: the device's interrupts are masked for good
+	 */
+	bool irq_stopped;
 
 	/* Protects devmem_mm */
 	struct mutex devmem_lock;
@@ -223,13 +230,18 @@ struct frac_device {
 
 	/*
 	 * Serialises queue and device resets and removal; protects
-	 * in_pci_reset, wedged (written under it, read anywhere with
-	 * READ_ONCE) and each queue's sched_stopped. Lock order: reset_lock,
-	 * then a queue's cq_lock, then a hardware fence's lock.
+	 * in_pci_reset, wedged and unquiesced (written under it, read anywhere
+	 * with READ_ONCE), recovery_failed and each queue's sched_stopped.
+	 * Lock order: reset_lock, then a queue's cq_lock, then a hardware
+	 * fence's lock.
 	 */
 	struct mutex reset_lock;
 	bool in_pci_reset;		/* between reset_prepare and reset_done */
-	bool wedged;			/* a reset never quiesced: keep job BOs */
+	bool wedged;			/* no job reaches the device: -EIO */
+	bool unquiesced;		/* ...because a reset never quiesced: keep job BOs */
+	bool recovery_failed;		/* ...because a PCIe error recovery failed */
+	/* Wedges the device if no resume follows a frozen channel in time */
+	struct delayed_work recovery_work;
 	bool recovering;		/* a TDR recovery runs: defer BO puts */
 	atomic64_t bos_kept;		/* BO references kept because wedged */
 	u32 dma_bits;			/* DMA mask width, for DMA_BITS */
@@ -444,10 +456,13 @@ void frac_device_reset_done(struct frac_device *fdev);
 void frac_device_stop(struct frac_device *fdev);
 void frac_reset_work(struct work_struct *work);
 void frac_queue_bad_cqe_work(struct work_struct *work);
+void frac_recovery_work(struct work_struct *work);
+void frac_device_recovery_failed(struct frac_device *fdev);
 void frac_job_quarantine(struct frac_device *fdev, struct frac_job *job);
 
 /* frac_irq.c */
 int frac_irq_init(struct frac_device *fdev);
+void frac_irq_stop(struct frac_device *fdev);
 u32 frac_local_queue(struct frac_device *fdev);
 
 /* frac_gem.c */

@@ -59,9 +59,13 @@ static irqreturn_t frac_error_irq(int irq, void *arg)
 static irqreturn_t frac_legacy_irq(int irq, void *arg)
 {
 	struct frac_device *fdev = arg;
-	u32 status = frac_rd(fdev, FRAC_REG_INT_STATUS);
+	u32 status;
 	u32 i;
 
+	/* Stopped: any interrupt now is another device's on the shared line. */
+	if (READ_ONCE(fdev->irq_stopped))
+		return IRQ_NONE;
+	status = frac_rd(fdev, FRAC_REG_INT_STATUS);
 	if (!status || status == U32_MAX)
 		return IRQ_NONE;
 	trace_frac_irq(fdev->minor, 0, U32_MAX);
@@ -73,6 +77,30 @@ static irqreturn_t frac_legacy_irq(int irq, void *arg)
 	if (status & FRAC_INT_ERR)
 		frac_handle_error(fdev);
 	return IRQ_HANDLED;
+}
+
+/*
+ * No interrupt from the device any more (its removal). The MSI-X vectors are
+ * its own: the error vector is disabled as the queues' are. The one vector
+ * of MSI or INTx mode may be a line shared with other devices, which must
+ * keep their interrupts: the device's causes are masked at the device
+ * (INT_MASK) instead, and the handler, which may still run for the others,
+ * claims nothing from now on. Called with fdev->reset_lock held, after the
+ * device reset (which clears INT_MASK).
+ */
+void frac_irq_stop(struct frac_device *fdev)
+{
+	lockdep_assert_held(&fdev->reset_lock);
+	if (fdev->err_irq <= 0)
+		return;
+	if (fdev->pdev->msix_enabled) {
+		disable_irq(fdev->err_irq);
+		return;
+	}
+	frac_wr(fdev, FRAC_REG_INT_MASK, U32_MAX);
+	WRITE_ONCE(fdev->irq_stopped, true);
+	/* A handler that read INT_STATUS before the mask is done with it. */
+	synchronize_irq(fdev->err_irq);
 }
 
 /*

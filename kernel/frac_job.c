@@ -118,7 +118,7 @@ static void frac_job_done_unrun(struct frac_job *job)
 static void frac_job_direct_ended(struct frac_job *job)
 {
 	atomic_sub(job->ncmds, &job->q->direct_credits);
-	job->keep_bos = READ_ONCE(job->fdev->wedged);
+	job->keep_bos = READ_ONCE(job->fdev->unquiesced);
 }
 
 static void frac_job_direct_end_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
@@ -179,16 +179,16 @@ void frac_job_free(struct drm_sched_job *sched_job)
 	/* drm_sched dropped it before its run_job: its file was closed. */
 	if (unlikely(job->queued))
 		frac_job_unqueue(job);
-	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->wedged)) {
+	if (unlikely(READ_ONCE(fdev->recovering)) && !READ_ONCE(fdev->unquiesced)) {
 		llist_add(&job->put_node, &fdev->put_list);
 		queue_work(system_unbound_wq, &fdev->put_work);
 		return;
 	}
 	/*
-	 * A wedged device never confirmed it stopped: it may still write what
-	 * the job named. Its BOs are kept until the device is gone.
+	 * A device wedged because it never confirmed it stopped may still
+	 * write what the job named. Its BOs are kept until the device is gone.
 	 */
-	job->keep_bos = READ_ONCE(fdev->wedged);
+	job->keep_bos = READ_ONCE(fdev->unquiesced);
 	frac_job_retire(fdev, job);
 }
 
@@ -726,6 +726,20 @@ static void frac_job_direct_watch(struct frac_job *job)
 }
 
 /*
+ * A drm_sched job's finished fence signalled: poll() reports it now. Not
+ * only from a hardware fence (frac_job_complete() wakes the file itself):
+ * a job that run_job refuses, or that its entity's kill ends, signals
+ * nothing else. The scheduler holds the job, and the job its file, until
+ * free_job, which comes after this.
+ */
+static void frac_job_finished_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct frac_job *job = container_of(cb, struct frac_job, end_cb);
+
+	wake_up_all(&job->ff->wq);
+}
+
+/*
  * Write the jobs to their ring now, or arm them and hand them to their
  * entity, in order. From here on the jobs cannot fail: each runs, or ends
  * with an errno through its fence.
@@ -771,6 +785,9 @@ static void frac_submit_push(struct frac_submit *s)
 		if (i >= ndirect) {
 			drm_sched_job_arm(&job->base);
 			job->finished = dma_fence_get(&job->base.s_fence->finished);
+			/* Not pushed yet, so not signalled: the callback is added. */
+			dma_fence_add_callback(job->finished, &job->end_cb,
+					       frac_job_finished_cb);
 		}
 		end = frac_job_end_fence(job);
 		frac_job_publish(job, end);

@@ -82,6 +82,12 @@ struct frac_job {
 	/* A direct job's end: its ring slots freed, its BOs put (frac_job_retire()) */
 	struct dma_fence_cb release_cb;
 	bool keep_bos;			/* ...and a wedged device's recovery signalled it */
+	/*
+	 * A drm_sched job's: wakes its file's poll() waiters when its finished
+	 * fence signals, however the job ends (run, refused by run_job, its
+	 * entity killed)
+	 */
+	struct dma_fence_cb end_cb;
 
 	/* Written before hw_fence signals, read after */
 	int status;

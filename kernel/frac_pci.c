@@ -149,6 +149,7 @@ static int frac_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_WORK(&fdev->reset_work, frac_reset_work);
+	INIT_DELAYED_WORK(&fdev->recovery_work, frac_recovery_work);
 	INIT_WORK(&fdev->put_work, frac_job_put_work);
 	init_llist_head(&fdev->put_list);
 	INIT_DELAYED_WORK(&fdev->reap_work, frac_job_reap_work);
@@ -200,6 +201,7 @@ static void frac_remove(struct pci_dev *pdev)
 	/* Open files now get -ENODEV; jobs on the rings end with -ENODEV. */
 	drm_dev_unplug(&fdev->drm);
 	cancel_work_sync(&fdev->reset_work);
+	cancel_delayed_work_sync(&fdev->recovery_work);
 	cancel_delayed_work_sync(&fdev->clock_work);
 	frac_device_stop(fdev);
 	/*
@@ -241,8 +243,14 @@ static pci_ers_result_t frac_error_detected(struct pci_dev *pdev,
 		return PCI_ERS_RESULT_CAN_RECOVER;
 	case pci_channel_io_frozen:
 		frac_device_reset_prepare(fdev, -EIO);
+		/* Nothing follows a failed recovery: see frac_recovery_work(). */
+		mod_delayed_work(system_wq, &fdev->recovery_work,
+				 msecs_to_jiffies(FRAC_PCI_RECOVERY_TIMEOUT_MS));
 		return PCI_ERS_RESULT_NEED_RESET;
 	case pci_channel_io_perm_failure:
+		/* Later kernels' word that the recovery failed; or no recovery at all. */
+		frac_device_reset_prepare(fdev, -EIO);
+		frac_device_recovery_failed(fdev);
 		return PCI_ERS_RESULT_DISCONNECT;
 	}
 	return PCI_ERS_RESULT_NEED_RESET;
@@ -255,8 +263,11 @@ static pci_ers_result_t frac_slot_reset(struct pci_dev *pdev)
 	frac_info(fdev, "restarting after slot reset\n");
 	pci_restore_state(pdev);
 	pci_save_state(pdev);
-	/* The restored state has bus mastering on: not for a wedged device. */
-	if (READ_ONCE(fdev->wedged))
+	/*
+	 * The restored state has bus mastering on: not for a device that never
+	 * quiesced (one wedged by a failed recovery works again in resume()).
+	 */
+	if (READ_ONCE(fdev->unquiesced))
 		pci_clear_master(pdev);
 	return PCI_ERS_RESULT_RECOVERED;
 }
@@ -265,7 +276,14 @@ static void frac_error_resume(struct pci_dev *pdev)
 {
 	struct frac_device *fdev = pci_get_drvdata(pdev);
 
-	/* After a frozen-channel reset; a no-op for a recovered non-fatal error. */
+	/* The recovery worked: its watchdog must not wedge the device. */
+	cancel_delayed_work_sync(&fdev->recovery_work);
+	/*
+	 * After a frozen-channel reset, or one whose watchdog had given up on
+	 * it. A no-op for a recovered non-fatal error, unless an earlier
+	 * recovery had failed: then the device is no longer wedged if it is
+	 * ready (frac_device_resume_locked() wedges it again if not).
+	 */
 	frac_device_reset_done(fdev);
 	frac_info(fdev, "resumed after PCIe error\n");
 }

@@ -65,8 +65,11 @@ void frac_queue_fail_inflight(struct frac_queue *q, struct frac_job *guilty,
 /*
  * The quiesce handshake (docs/hw-spec.md 8): a reset is over, and the memory
  * the device's jobs named may be reused, only once the device says it has
- * stopped touching it. A register reading all ones is a device that has
- * gone from the bus, which does no DMA either.
+ * stopped touching it. A register reading all ones is a device that no
+ * longer answers: gone from the bus, or behind a frozen channel (AER), where
+ * it may still be there and DMA. Its bus mastering goes off before its jobs
+ * are called over (frac_device_hw_reset()), and the slot reset that ends the
+ * PCIe recovery restores it.
  */
 #define FRAC_RESET_POLL_US	10
 
@@ -85,6 +88,9 @@ static noinline int frac_queue_hw_reset(struct frac_queue *q)
 	if (ret)
 		frac_err(fdev, "q%u still resetting after %u ms\n", q->id,
 			 FRAC_RESET_TIMEOUT_MS);
+	/* No answer: the device reset, which turns bus mastering off, takes over. */
+	else if (sts == U32_MAX)
+		ret = -ENODEV;
 	return ret;
 }
 ALLOW_ERROR_INJECTION(frac_queue_hw_reset, ERRNO);
@@ -103,8 +109,10 @@ int frac_device_hw_reset(struct frac_device *fdev)
 		frac_err(fdev, "device still resetting after %u ms\n", FRAC_RESET_TIMEOUT_MS);
 		return ret;
 	}
-	if (ctrl == U32_MAX)
+	if (ctrl == U32_MAX) {
+		pci_clear_master(fdev->pdev);
 		return 0;
+	}
 	sts = frac_rd(fdev, FRAC_REG_STATUS);
 	if (!(sts & FRAC_STS_READY)) {
 		frac_err(fdev, "device not ready after reset: status %#x\n", sts);
@@ -134,19 +142,22 @@ static int frac_device_wait_ready(struct frac_device *fdev)
 }
 
 /*
- * The device would not confirm that it stopped. Jobs on its rings must still
- * end, but what they named may yet be written: its bus mastering goes off,
- * from now on every ended job keeps its BOs (frac_job_free(), and a direct
- * job's end), and no job
- * reaches the device again.
+ * No job reaches the device any more: SUBMIT fails with -EIO, run_job ends
+ * every job with -EIO, and its bus mastering goes off. User space hears of
+ * it once, as drm_dev_wedged_event() tells it on later kernels: a KOBJ_CHANGE
+ * uevent of the accel device with WEDGED=rebind, the recovery (unbinding and
+ * binding the driver again, or removing the device and rescanning) that
+ * brings it back.
  */
-static void frac_device_wedge(struct frac_device *fdev)
+static void frac_device_set_wedged_locked(struct frac_device *fdev)
 {
+	char event[] = "WEDGED=rebind";
+	char *envp[2] = { event, NULL };
+	bool was = fdev->wedged;
+	int idx;
 	u32 i;
 
 	lockdep_assert_held(&fdev->reset_lock);
-	if (!fdev->wedged)
-		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
 	WRITE_ONCE(fdev->wedged, true);
 	/* A direct SUBMIT after the queues restart sees it (frac_jobs_try_direct()). */
 	for (i = 0; i < fdev->num_queues; i++) {
@@ -154,6 +165,27 @@ static void frac_device_wedge(struct frac_device *fdev)
 		spin_unlock(&fdev->queues[i].ring_lock);
 	}
 	pci_clear_master(fdev->pdev);
+	/* Not for a device being removed: its accel device has left sysfs. */
+	if (was || !drm_dev_enter(&fdev->drm, &idx))
+		return;
+	if (kobject_uevent_env(&fdev->drm.accel->kdev->kobj, KOBJ_CHANGE, envp))
+		frac_warn(fdev, "no uevent for the wedged device\n");
+	drm_dev_exit(idx);
+}
+
+/*
+ * The device would not confirm that it stopped. Jobs on its rings must still
+ * end, but what they named may yet be written: the device is wedged, and
+ * from now on every ended job keeps its BOs (frac_job_free(), and a direct
+ * job's end).
+ */
+static void frac_device_wedge(struct frac_device *fdev)
+{
+	lockdep_assert_held(&fdev->reset_lock);
+	if (!fdev->unquiesced)
+		frac_err(fdev, "device did not quiesce: wedged; bus mastering off, BOs of its jobs kept\n");
+	WRITE_ONCE(fdev->unquiesced, true);
+	frac_device_set_wedged_locked(fdev);
 }
 
 /*
@@ -373,14 +405,80 @@ void frac_device_reset_prepare(struct frac_device *fdev, int err)
 	mutex_unlock(&fdev->reset_lock);
 }
 
+/*
+ * The reset is over and it worked. A device wedged only because an earlier
+ * PCIe error recovery failed works again; one that never quiesced stays
+ * wedged (its kept BOs may still be written) until the driver is unbound.
+ */
 void frac_device_reset_done(struct frac_device *fdev)
 {
 	mutex_lock(&fdev->reset_lock);
-	if (fdev->in_pci_reset) {
+	if (fdev->in_pci_reset || fdev->recovery_failed) {
+		if (fdev->recovery_failed && !fdev->unquiesced) {
+			frac_info(fdev, "reset after a failed recovery: no longer wedged\n");
+			WRITE_ONCE(fdev->wedged, false);
+		}
+		fdev->recovery_failed = false;
 		frac_device_resume_locked(fdev, NULL);
 		fdev->in_pci_reset = false;
 		atomic64_inc(&fdev->device_resets);
 	}
+	mutex_unlock(&fdev->reset_lock);
+}
+
+/*
+ * A PCIe error recovery failed: the device stays as the error left it, and
+ * no callback will restart it. The jobs on its rings ended when the channel
+ * froze (frac_device_reset_prepare()); the ones queued since, and every
+ * later one, end with -EIO: the device is wedged and the schedulers run
+ * again, run_job refusing each job.
+ */
+static void frac_device_recovery_failed_locked(struct frac_device *fdev)
+{
+	lockdep_assert_held(&fdev->reset_lock);
+	if (!fdev->recovery_failed) {
+		frac_err(fdev, "PCIe error recovery failed: wedged\n");
+		fdev->recovery_failed = true;
+		frac_device_set_wedged_locked(fdev);
+	}
+	if (fdev->in_pci_reset) {
+		frac_device_resume_locked(fdev, NULL);
+		fdev->in_pci_reset = false;
+	}
+}
+
+void frac_device_recovery_failed(struct frac_device *fdev)
+{
+	mutex_lock(&fdev->reset_lock);
+	frac_device_recovery_failed_locked(fdev);
+	mutex_unlock(&fdev->reset_lock);
+}
+
+/*
+ * The bound on a frozen channel's recovery (frac_error_detected()). On 6.12
+ * pcie_do_recovery() tells a driver nothing when a recovery fails: after
+ * error_detected() either slot_reset() and resume() follow, or nothing does
+ * (report_perm_failure_detected() only sends a uevent for the device; later
+ * kernels call error_detected() with pci_channel_io_perm_failure, which
+ * wedges the device at once). The recovery is one synchronous pass in the
+ * AER or DPC handler thread, and what it waits for after error_detected()
+ * is bounded: the secondary bus reset, then the link and the device's
+ * readiness (pci_bridge_wait_for_secondary_bus(): at most
+ * PCIE_RESET_READY_POLL_MS, 60 s, after the link is up, which itself takes
+ * at most PCIE_LINK_RETRAIN_TIMEOUT_MS, 1 s). A frozen channel with no
+ * resume 70 s after error_detected() has failed its recovery. Should a slow
+ * one succeed after all, its resume() clears the wedge
+ * (frac_device_reset_done()).
+ */
+void frac_recovery_work(struct work_struct *work)
+{
+	struct frac_device *fdev = container_of(to_delayed_work(work), struct frac_device,
+						recovery_work);
+
+	mutex_lock(&fdev->reset_lock);
+	/* Not if the recovery's resume came meanwhile. */
+	if (fdev->in_pci_reset)
+		frac_device_recovery_failed_locked(fdev);
 	mutex_unlock(&fdev->reset_lock);
 }
 
@@ -411,8 +509,7 @@ void frac_device_stop(struct frac_device *fdev)
 			disable_irq(fdev->queues[i].irq);
 		frac_queue_fail_inflight(&fdev->queues[i], NULL, -ENODEV, -ENODEV);
 	}
-	if (fdev->err_irq > 0)
-		disable_irq(fdev->err_irq);
+	frac_irq_stop(fdev);
 	/*
 	 * Start the schedulers again, so that the jobs they hold end (run_job()
 	 * refuses them now that the device is unplugged) and are freed before

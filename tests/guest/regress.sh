@@ -9,12 +9,14 @@
 # (job_timeout_ms=10000): direct submission on and off, device memory back at once after a
 # direct job, a context's order and priorities kept, SUBMITs racing resets, a killed file's
 # direct job keeping its destination until it ran. timeout (job_timeout_ms=1): the copy called
-# over by the job timeout. Last, unplug: mmap of a device BO racing the device's removal (the
-# test rescans; the rescan is checked here too). A test fails, not skips, without what it needs
-# (the device, device memory, fault injection, debugfs, udmabuf, a memory cgroup controller,
-# two CPUs, its job_timeout_ms). No test depends on another's leftovers or on the order they
-# run in. Unloads frac.ko at the end, so that the runners after it load it with their own
-# parameters. FRAC_KO selects another frac.ko. Prints TAP.
+# over by the job timeout. Last, unplug (job_timeout_ms=5000): mmap of a device BO racing the
+# device's removal (the test rescans; the rescan is checked here too), poll() woken for a job
+# the removal keeps from the device, and a fatal AER error (aer_inject) whose recovery fails
+# wedging the device. A test fails, not skips, without what it needs (the device, device memory, fault injection,
+# debugfs, udmabuf, a memory cgroup controller, two CPUs, its job_timeout_ms, aer_inject). No
+# test depends on another's leftovers or on the order they run in. Unloads frac.ko at the end,
+# so that the runners after it load it with their own parameters. FRAC_KO selects another
+# frac.ko. Prints TAP.
 . "$(dirname "$0")/lib/frac-guest.bash"
 
 PROG=$GUEST_TESTS/frac_regress_test
@@ -28,6 +30,10 @@ guest_ok "reload frac.ko job_timeout_ms=10000" guest_load_frac job_timeout_ms=10
 guest_run "frac_regress_test -f direct (job_timeout_ms=10000)" "$PROG" -f direct
 guest_ok "reload frac.ko job_timeout_ms=1" guest_load_frac job_timeout_ms=1
 guest_run "frac_regress_test -f timeout (job_timeout_ms=1)" "$PROG" -f timeout
+# unplug's poll test holds a job 20 s on the device: the default timeout again.
+guest_ok "reload frac.ko job_timeout_ms=5000" guest_load_frac job_timeout_ms=5000
+# unplug's failed PCIe recovery injects its fatal error through aer_inject.
+modprobe aer_inject 2> /dev/null
 if guest_have_device; then
 	bdf=$(guest_bdf)
 	guest_run "frac_regress_test -f unplug" "$PROG" -f unplug

@@ -45,6 +45,11 @@ extern "C" {
  * On a wedged device (a reset the device never confirmed: sysfs frac/wedged
  * reads 1) the jobs that were on it end with -EIO without the device having
  * confirmed it stopped: their BOs may still change, and are never reused.
+ * A PCIe error recovery that fails wedges the device too. Either way the
+ * queued jobs and every later one end with -EIO without reaching the device
+ * (SUBMIT fails with -EIO), and the accel device sends a change uevent with
+ * WEDGED=rebind: rebinding the driver brings the device back. A failed
+ * recovery's wedge is also cleared by a later reset that works.
  *
  * Whatever way a job ends (but on a wedged device, above), the device has
  * stopped touching the job's BOs when its end is reported: the driver waits

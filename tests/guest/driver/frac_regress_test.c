@@ -28,17 +28,24 @@
  *   regress  job_timeout_ms >= 4500 (regress.sh loads the default, 5000)
  *   direct   job_timeout_ms >= 8000 (regress.sh loads 10000)
  *   timeout  job_timeout_ms <= 20 (regress.sh loads job_timeout_ms=1)
- *   unplug   removes the device through sysfs, and brings it back
+ *   unplug   removes the device through sysfs, and brings it back;
+ *            job_timeout_ms >= 2000 (regress.sh loads the default, 5000)
+ *   shared_intx  two frac devices on one INTx line, a machine of its own
+ *            (see the fixture); regress.sh does not run it
  */
+#include <dirent.h>
 #include <grp.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
+#include <linux/netlink.h>
 #include <linux/sync_file.h>
 #include <linux/udmabuf.h>
 
@@ -2248,6 +2255,149 @@ TEST_F_TIMEOUT(timeout, devmem_copy_writes_reused_range_after_timeout_reset, 120
 	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
+/* ---- shared_intx: two frac devices on one INTx line --------------------- */
+
+/*
+ * Needs a machine that scripts/vm does not give by default: two frac
+ * devices in INTx mode whose pins route to one IO-APIC input (on q35, root
+ * ports at slots 4 and 8 both route to GSI 20):
+ *   scripts/vm --prop fault-injection=on --prop msix=off --prop msi=off \
+ *     --qemu-arg -device --qemu-arg pcie-root-port,id=rp1,chassis=2,slot=2,addr=0x8 \
+ *     --qemu-arg -device --qemu-arg frac-npu,id=frac1,msix=off,msi=off,bus=rp1 -- ...
+ * regress.sh does not run this fixture; without such a pair it fails.
+ */
+FIXTURE(shared_intx) {
+	struct frac_dev dev;
+	int kmsg;
+	char keep[64], unbind[64];	/* BDFs: the device used, the one unbound */
+};
+
+/* The frac devices' BDFs, up to @max of them, in @bdfs; their count. */
+static int frac_bdfs(char (*bdfs)[64], int max)
+{
+	DIR *d = opendir("/sys/bus/pci/drivers/frac");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		unsigned int a, b, c, e;
+
+		if (sscanf(de->d_name, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 &&
+		    strlen(de->d_name) < 64)
+			memcpy(bdfs[n++], de->d_name, strlen(de->d_name) + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The device's INTx line, or -1 when it uses MSI or MSI-X (or is unreadable). */
+static long intx_line(const char *bdf)
+{
+	char path[256];
+	uint64_t irq = 0;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/msi_irqs", bdf);
+	if (!stat(path, &st))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/irq", bdf);
+	if (frac_t_read_u64(path, &irq) || !irq)
+		return -1;
+	return (long)irq;
+}
+
+FIXTURE_SETUP(shared_intx)
+{
+	char bdfs[8][64];
+	int n = frac_bdfs(bdfs, 8), i, j;
+
+	self->dev.fd = -1;
+	self->kmsg = kmsg_open();
+	self->keep[0] = self->unbind[0] = '\0';
+	for (i = 0; i < n && !self->keep[0]; i++)
+		for (j = i + 1; j < n; j++)
+			if (intx_line(bdfs[i]) > 0 && intx_line(bdfs[i]) == intx_line(bdfs[j])) {
+				memcpy(self->keep, bdfs[i], sizeof(self->keep));
+				memcpy(self->unbind, bdfs[j], sizeof(self->unbind));
+				break;
+			}
+	if (!self->keep[0])
+		FAIL(return, "no two frac devices share an INTx line (%d frac devices)", n);
+	ASSERT_EQ(0, frac_open_pci(self->keep, &self->dev));
+}
+
+FIXTURE_TEARDOWN(shared_intx)
+{
+	if (self->dev.fd >= 0)
+		frac_close(&self->dev);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * Unbinding one of two devices that share an INTx line.
+ *
+ * Regression: the device's stop at removal called disable_irq() on its
+ * interrupt, in MSI/INTx mode the one vector, requested IRQF_SHARED. The
+ * free_irq() that follows leaves a shared line's disable depth as it is:
+ * every other device on the line got no interrupt any more, for good. The
+ * driver now masks its causes at the device (INT_MASK) and claims no
+ * interrupt after its stop. Here the other frac device on the line is
+ * unbound; then ten jobs on the one kept must each end within 1 s (the
+ * lost-interrupt scan would end them only at the job timeout, 5 s) and
+ * its lost_interrupts counter must not move. The unbound device is bound
+ * again at the end, and the kept one must still work.
+ */
+TEST_F_TIMEOUT(shared_intx, unbind_disables_shared_intx_line, 120)
+{
+	uint64_t lost0 = frac_t_counter(&self->dev, "lost_interrupts");
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_bo a;
+	int64_t t;
+	uint32_t id;
+	int i, ret;
+
+	if (frac_t_modparam("job_timeout_ms", 0) < 4000)
+		FAIL(return, "job_timeout_ms under 4000: the scan would hide a lost interrupt");
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 5));
+	ASSERT_EQ(0, frac_run(&self->dev, 0, &cl, &res));
+	ASSERT_EQ(0, res.status);
+
+	ASSERT_EQ(0, frac_t_write_str("/sys/bus/pci/drivers/frac/unbind", self->unbind));
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, frac_submit(&self->dev, i % self->dev.num_queues, &cl, NULL, &id));
+		t = frac_mono_ns();
+		ret = frac_wait(&self->dev, id, 3 * FRAC_NSEC, &res);
+		t = frac_mono_ns() - t;
+		if (ret == -ETIME) {
+			/* Its end comes with the timeout's scan: wait for it. */
+			ret = frac_wait(&self->dev, id, 30 * FRAC_NSEC, &res);
+			EXPECT_EQ(0, ret);
+			EXPECT_LT(t, FRAC_NSEC)
+				TH_LOG("job %d: no interrupt after the other device's unbind", i);
+			break;
+		}
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(0, res.status);
+		EXPECT_LT(t, FRAC_NSEC) TH_LOG("job %d ended after %.2f s", i, t / 1e9);
+	}
+	EXPECT_EQ(lost0, frac_t_counter(&self->dev, "lost_interrupts"));
+	EXPECT_EQ(-1, frac_check_fill(a.map, 1 << 20, 5));
+
+	ret = frac_t_write_str("/sys/bus/pci/drivers/frac/bind", self->unbind);
+	EXPECT_EQ(0, ret) TH_LOG("bind %s: %s", self->unbind, strerror(-ret));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &id));
+	ret = frac_wait(&self->dev, id, 30 * FRAC_NSEC, &res);
+	EXPECT_EQ(0, ret);
+	frac_bo_destroy(&self->dev, &a);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
 /* ---- unplug: removes the device ---------------------------------------- */
 
 FIXTURE(unplug) {
@@ -2526,6 +2676,323 @@ static int rescan_open(const char *bdf, struct frac_dev *dev)
 		usleep(100000);
 	}
 	return ret;
+}
+
+/* ---- Jobs that end without reaching the device -------------------------- */
+
+/* A poll() of @fd for POLLIN in a thread, timed. */
+struct poller {
+	pthread_t thread;
+	int fd, timeout_ms;
+	int ret;		/* poll()'s, or -errno */
+	short revents;
+	int64_t asleep_ns, woken_ns;
+};
+
+static void *poller_run(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	p->asleep_ns = frac_mono_ns();
+	p->ret = poll(&pfd, 1, p->timeout_ms);
+	if (p->ret < 0)
+		p->ret = -errno;
+	p->revents = pfd.revents;
+	p->woken_ns = frac_mono_ns();
+	return NULL;
+}
+
+static int poller_start(struct poller *p, int fd, int timeout_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = fd;
+	p->timeout_ms = timeout_ms;
+	return -pthread_create(&p->thread, NULL, poller_run, p);
+}
+
+/*
+ * Share syncobj @so of @from with @to (as a new syncobj handle there), so
+ * that a job of @to waits for a job of @from.
+ */
+static int syncobj_share(int from, uint32_t so, int to, uint32_t *out)
+{
+	struct drm_syncobj_handle h = { .handle = so, .fd = -1 };
+	int ret = frac_t_ioctl(from, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+
+	if (ret)
+		return ret;
+	h.handle = 0;
+	ret = frac_t_ioctl(to, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h);
+	close(h.fd);
+	*out = h.handle;
+	return ret;
+}
+
+/* ---- A PCIe error recovery that fails ----------------------------------- */
+
+/* drivers/pci/pcie/aer_inject.c */
+struct aer_error_inj {
+	uint8_t bus, dev, fn;
+	uint32_t uncor_status, cor_status;
+	uint32_t header_log0, header_log1, header_log2, header_log3;
+	uint32_t domain;
+};
+
+#define PCI_ERR_UNC_MALF_TLP	0x00040000
+
+/* A fatal (frozen-channel) AER error on the device at @bdf, through aer_inject. */
+static int aer_inject_fatal(const char *bdf)
+{
+	struct aer_error_inj e = { .uncor_status = PCI_ERR_UNC_MALF_TLP };
+	unsigned int dom, bus, dev, fn;
+	ssize_t n;
+	int fd;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+		return -EINVAL;
+	e.domain = dom;
+	e.bus = bus;
+	e.dev = dev;
+	e.fn = fn;
+	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, &e, sizeof(e));
+	close(fd);
+	return n == (ssize_t)sizeof(e) ? 0 : -errno;
+}
+
+/* A socket receiving the kernel's uevents; -errno on failure. */
+static int uevent_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			NETLINK_KOBJECT_UEVENT);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* Did a change uevent of accel<index> carrying @var (KEY=VALUE) arrive on @fd? */
+static bool uevent_seen(int fd, int index, const char *var)
+{
+	char buf[8192], devname[64];
+	ssize_t n;
+
+	snprintf(devname, sizeof(devname), "DEVNAME=accel/accel%d", index);
+	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		bool change = false, dev = false, has = false;
+		char *p;
+
+		buf[n] = '\0';
+		for (p = buf; p < buf + n; p += strlen(p) + 1) {
+			change |= !strcmp(p, "ACTION=change");
+			dev |= !strcmp(p, devname);
+			has |= !strcmp(p, var);
+		}
+		if (change && dev && has)
+			return true;
+	}
+	return false;
+}
+
+/* sysfs frac/wedged of @dev: 0, 1, or -1 when unreadable. */
+static int wedged(const struct frac_dev *dev)
+{
+	uint64_t v = frac_t_counter(dev, "wedged");
+
+	return v == ~0ull ? -1 : (int)v;
+}
+
+/*
+ * A fatal PCIe error whose recovery fails.
+ *
+ * Regression: error_detected() quiesced the device and stopped the
+ * schedulers until reset_done(), which a failed recovery never calls (on
+ * 6.12 nothing comes after a failed recovery). The device was not wedged:
+ * SUBMIT went on succeeding, its jobs waited in a stopped scheduler, never
+ * ran and never timed out, and WAIT, poll() and close() on them slept until
+ * the device was removed. Now the driver gives the recovery a bound (70 s
+ * from error_detected()), then wedges the device: the queued jobs end -EIO,
+ * a new SUBMIT fails -EIO, and user space gets a change uevent of the accel
+ * device with WEDGED=rebind. Here, in the rig's machine (ACPI hotplug),
+ * every fatal error's recovery fails (the root port's link never comes back
+ * after the bus reset). After the error a job is submitted; a thread polls
+ * the file, and another file holds a job too and is closed: within the
+ * bound plus 30 s sysfs wedged must read 1, the job end -EIO (WAIT), the
+ * poll return POLLIN, the close return, SUBMIT fail -EIO, and the uevent
+ * have come. Then the device is removed and rescanned (a rebind): it is not
+ * wedged and runs a job. Needs aer_inject (regress.sh loads it).
+ */
+#define RECOVERY_BOUND_S	70
+
+TEST_F_TIMEOUT(unplug, failed_pci_recovery_leaves_jobs_queued_forever, 300)
+{
+	struct frac_job_result res;
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	struct frac_bo a, b, c;
+	struct poller p;
+	uint64_t errs0;
+	uint32_t ida, idb, idc;
+	int64_t t0, closed_ns;
+	char path[256];
+	int uev, ret, i;
+
+	if (access("/dev/aer_inject", W_OK))
+		FAIL(return, "no /dev/aer_inject (modprobe aer_inject)");
+	if (wedged(&self->dev) != 0)
+		FAIL(return, "sysfs wedged reads %d before the test", wedged(&self->dev));
+	uev = uevent_open();
+	ASSERT_LE(0, uev) TH_LOG("uevent socket: %s", strerror(-uev));
+	ASSERT_EQ(0, frac_open_pci(self->bdf, &other));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &b));
+	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &c));
+	errs0 = frac_t_counter(&self->dev, "errors");
+
+	ret = aer_inject_fatal(self->bdf);
+	ASSERT_EQ(0, ret) TH_LOG("aer_inject: %s", strerror(-ret));
+	t0 = frac_mono_ns();
+	for (i = 0; i < 100 && frac_t_counter(&self->dev, "errors") == errs0; i++)
+		usleep(100000);
+	ASSERT_NE(errs0, frac_t_counter(&self->dev, "errors")) TH_LOG("no error_detected()");
+
+	/* Queued behind the frozen channel: on neither ring. */
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 1));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ida));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &c, 0, 1 << 20, 3));
+	ASSERT_EQ(0, frac_submit(&other, 0, &cl, NULL, &idc));
+	ASSERT_EQ(0, poller_start(&p, self->dev.fd, (RECOVERY_BOUND_S + 60) * 1000));
+
+	/* The other file closes with its job queued. */
+	frac_bo_destroy(&other, &c);
+	frac_close(&other);
+	closed_ns = frac_mono_ns();
+	TH_LOG("close() took %.1f s", (closed_ns - t0) / 1e9);
+	EXPECT_LT(closed_ns - t0, (RECOVERY_BOUND_S + 30) * FRAC_NSEC);
+
+	for (i = 0; i < (RECOVERY_BOUND_S + 30) * 10 && wedged(&self->dev) != 1; i++)
+		usleep(100000);
+	TH_LOG("wedged after %.1f s", (frac_mono_ns() - t0) / 1e9);
+	EXPECT_EQ(1, wedged(&self->dev)) TH_LOG("the failed recovery did not wedge the device");
+
+	ret = frac_wait(&self->dev, ida, 10 * FRAC_NSEC, &res);
+	EXPECT_EQ(0, ret) TH_LOG("WAIT: %s", strerror(-ret));
+	if (!ret)
+		EXPECT_EQ(-EIO, res.status);
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(1, p.ret) TH_LOG("poll(): %d after %.1f s", p.ret,
+				   (p.woken_ns - p.asleep_ns) / 1e9);
+	EXPECT_TRUE(p.revents & POLLIN);
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &b, 0, 1 << 20, 2));
+	EXPECT_EQ(-EIO, frac_submit(&self->dev, 1 % self->dev.num_queues, &cl, NULL, &idb));
+	EXPECT_TRUE(uevent_seen(uev, self->dev.index, "WEDGED=rebind"))
+		TH_LOG("no change uevent with WEDGED=rebind for accel%d", self->dev.index);
+	close(uev);
+
+	/* A rebind (removal, rescan) brings the device back. */
+	frac_bo_destroy(&self->dev, &a);
+	frac_bo_destroy(&self->dev, &b);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	frac_close(&self->dev);
+	usleep(200000);
+	ret = rescan_open(self->bdf, &self->dev);
+	ASSERT_EQ(0, ret) TH_LOG("rescan: %s", strerror(-ret));
+	EXPECT_EQ(0, wedged(&self->dev));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &a));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 4));
+	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ida));
+	ASSERT_EQ(0, frac_wait(&self->dev, ida, 10 * FRAC_NSEC, &res));
+	EXPECT_EQ(0, res.status);
+	EXPECT_EQ(-1, frac_check_fill(a.map, 1 << 20, 4));
+	frac_bo_destroy(&self->dev, &a);
+	EXPECT_KMSG_CLEAN(self->kmsg);
+}
+
+/*
+ * poll() on a file whose job never reaches the device.
+ *
+ * Regression: the file's poll waiters were woken only when a hardware fence
+ * signalled (frac_job_complete()). A job that run_job refuses (the device
+ * removed or wedged) or that its entity's kill ends signals only its
+ * scheduler fence, which woke nobody: a poll() without a timeout slept on
+ * although the job had ended, and poll() called afterwards said POLLIN.
+ * Here job A of another file is held on queue 0 by injected latency; this
+ * file's job B on queue 1 waits for A in the scheduler (a syncobj shared
+ * between the files). A thread polls this file; the device is removed: the
+ * removal ends A (-ENODEV), run_job refuses B (-ENODEV), and the poll must
+ * return POLLIN at once, not at its 30 s timeout. The device comes back by
+ * a rescan.
+ */
+TEST_F_TIMEOUT(unplug, poll_never_woken_for_job_refused_by_run_job, 120)
+{
+	struct frac_cmdlist cl;
+	struct frac_dev other;
+	struct frac_bo a, b;
+	struct poller p;
+	uint32_t so_a, so_b, ida, idb;
+	int64_t removed_ns;
+	char path[256];
+	int ret;
+
+	if (!(self->dev.features & DRM_FRAC_FEAT_FAULT_INJ))
+		FAIL(return, "no fault injection (fault-injection=on)");
+	if (self->dev.num_queues < 2)
+		FAIL(return, "one queue: B must wait for A on another");
+	if (frac_t_modparam("job_timeout_ms", 0) < 2000)
+		FAIL(return, "job_timeout_ms under 2000: A would time out before the removal");
+	ASSERT_EQ(0, frac_open_pci(self->bdf, &other));
+	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &a));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, 1 << 20, 0, &b));
+	ASSERT_EQ(0, queue_drain(&other, 0));
+	ASSERT_EQ(0, frac_t_syncobj_create(other.fd, &so_a));
+	ASSERT_EQ(0, frac_t_inject(&other, "latency 0 20000"));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &a, 0, 1 << 20, 1));
+	ASSERT_EQ(0, frac_submit(&other, 0, &cl,
+				 &(struct frac_submit_opts){ .priority = DRM_FRAC_PRIO_NORMAL,
+				   .out_syncobj = so_a }, &ida));
+	ASSERT_EQ(0, syncobj_share(other.fd, so_a, self->dev.fd, &so_b));
+	frac_cmdlist_init(&cl);
+	ASSERT_EQ(0, frac_cmd_fill(&cl, &b, 0, 1 << 20, 2));
+	ASSERT_EQ(0, frac_submit(&self->dev, 1, &cl,
+				 &(struct frac_submit_opts){ .priority = DRM_FRAC_PRIO_NORMAL,
+				   .in_syncobj = so_b }, &idb));
+	ASSERT_EQ(0, poller_start(&p, self->dev.fd, 30000));
+	usleep(300000);
+	EXPECT_EQ(0, p.woken_ns) TH_LOG("poll() returned before any job ended");
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+	ASSERT_EQ(0, frac_t_write_str(path, "1"));
+	removed_ns = frac_mono_ns();
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(1, p.ret) TH_LOG("poll(): %d after %.1f s", p.ret,
+				   (p.woken_ns - p.asleep_ns) / 1e9);
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_LT(p.woken_ns - removed_ns, 5 * FRAC_NSEC)
+		TH_LOG("poll() woken %.1f s after the removal",
+		       (p.woken_ns - removed_ns) / 1e9);
+
+	frac_bo_destroy(&self->dev, &b);
+	frac_bo_destroy(&other, &a);
+	frac_close(&other);
+	frac_close(&self->dev);
+	usleep(200000);
+	ret = rescan_open(self->bdf, &self->dev);
+	EXPECT_EQ(0, ret) TH_LOG("rescan: %s", strerror(-ret));
+	EXPECT_KMSG_CLEAN(self->kmsg);
 }
 
 /* Three removals, each after a rescan: a race one removal wins about half the time. */
