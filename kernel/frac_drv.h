@@ -475,7 +475,7 @@ int frac_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 int frac_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 bool frac_bo_is_devmem(struct drm_gem_object *obj);
 void frac_bo_sync(struct frac_device *fdev, struct frac_bo *bo, u64 offset, u64 len,
-		  bool for_cpu);
+		  bool for_cpu, bool may_sleep);
 void frac_gem_unplug(struct frac_device *fdev);
 
 /* frac_job.c */

@@ -76,8 +76,14 @@ static void frac_bo_dma_release(struct frac_device *fdev, struct frac_bo *bo, bo
 	bo->sgl = NULL;
 	bo->nsegs = 0;
 	if (bo->dma_sgt) {
-		/* Our mapping, in its direction. */
-		dma_unmap_sgtable(fdev->drm.dev, bo->dma_sgt, bo->dir, 0);
+		/*
+		 * Our mapping, in its direction. Without a copy back from a bounce
+		 * buffer: each job that succeeded synced what it wrote
+		 * (frac_bo_sync()), and a copy of the whole buffer now would
+		 * overwrite what the CPU wrote since, through the BO's mmaps,
+		 * which outlive a removal.
+		 */
+		dma_unmap_sgtable(fdev->drm.dev, bo->dma_sgt, bo->dir, DMA_ATTR_SKIP_CPU_SYNC);
 		sg_free_table(bo->dma_sgt);
 		kfree(bo->dma_sgt);
 		bo->dma_sgt = NULL;
@@ -309,7 +315,9 @@ ALLOW_ERROR_INJECTION(frac_bo_build_sgl, ERRNO);
  * it names: every operand's range to the device before its ring write, and
  * its destinations' ranges back before its end is visible (frac_bo_sync(),
  * from the queue's ring write and completion). An import is the exporter's
- * mapping, synced by the exporter (DMA_BUF_IOCTL_SYNC), never here.
+ * mapping, which frac does not sync: under bounce buffering its jobs see the
+ * contents the import was mapped with, and their writes stay in the bounce
+ * buffer.
  */
 static bool frac_bo_dma_need_sync(struct frac_device *fdev, struct sg_table *sgt)
 {
@@ -327,15 +335,27 @@ static bool frac_bo_dma_need_sync(struct frac_device *fdev, struct sg_table *sgt
  * the device (before it reads or writes the range) or for the CPU (after it
  * wrote it), in the BO's direction: the device addresses the BO as its DMA
  * segments one after another (frac_bo_build_sgl()), so the range is found
- * the same way. In any context: from the completion interrupt too.
+ * the same way. In any context (the completion interrupt too); with
+ * @may_sleep, it gives the CPU up between segments.
  */
 void frac_bo_sync(struct frac_device *fdev, struct frac_bo *bo, u64 offset, u64 len,
-		  bool for_cpu)
+		  bool for_cpu, bool may_sleep)
 {
 	struct device *dev = fdev->drm.dev;
 	struct scatterlist *sg;
 	u32 i;
 
+	/*
+	 * Merged segments (an IOMMU's) are no one physical range each: the
+	 * single-range syncs below would be wrong for them; sync it all.
+	 */
+	if (bo->dma_sgt->nents != bo->dma_sgt->orig_nents) {
+		if (for_cpu)
+			dma_sync_sgtable_for_cpu(dev, bo->dma_sgt, bo->dir);
+		else
+			dma_sync_sgtable_for_device(dev, bo->dma_sgt, bo->dir);
+		return;
+	}
 	for_each_sgtable_dma_sg(bo->dma_sgt, sg, i) {
 		u64 seg = sg_dma_len(sg), n;
 
@@ -353,6 +373,8 @@ void frac_bo_sync(struct frac_device *fdev, struct frac_bo *bo, u64 offset, u64 
 		if (!len)
 			break;
 		offset = 0;
+		if (may_sleep)
+			cond_resched();
 	}
 }
 

@@ -350,7 +350,7 @@ static int frac_resolve_operand(struct drm_file *file, struct frac_job *job,
 		if (write)
 			job->sync_out = true;
 		else
-			job->sync_in = true;
+			job->sync_in += len;
 	}
 	frac_add_bo(job, obj);
 	return 0;

@@ -64,13 +64,14 @@ struct frac_job {
 	 */
 	bool direct;
 	/*
-	 * It reads (@sync_in) or writes (@sync_out) a BO that the device
-	 * reaches through bounce buffers: synced before its ring write, which
-	 * only an idle ring gets, or after its end (frac_job_sync()). Set by
-	 * the SUBMIT that parses it.
+	 * It reads (@sync_in: that many bytes) or writes (@sync_out) a BO that
+	 * the device reaches through bounce buffers: synced before its ring
+	 * write, which only an idle ring gets, or after its end
+	 * (frac_job_sync()). Set by the SUBMIT that parses it.
 	 */
-	bool sync_in;
+	u64 sync_in;
 	bool sync_out;
+	bool ring_waited;		/* frac_job_wait_ring() returned its fence */
 	/*
 	 * Its ring write, jiffies: when it started, if the ring was idle.
 	 * Written under ring_lock before the job is in slot_job[] (under

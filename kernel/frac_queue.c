@@ -335,10 +335,12 @@ void frac_job_unqueue(struct frac_job *job)
  * only: drm_sched holds it behind the ring's last job (frac_job_wait_ring()),
  * and it goes direct only if the ring was idle when its SUBMIT began writing
  * (the jobs of that one SUBMIT are all copied before the doorbell that starts
- * them). A writer needs no such wait: it copies nothing to the device, and
- * the device writes in ring order.
+ * them, under the ring lock; run_job copies with no lock held). A writer
+ * needs no such wait: it copies nothing to the device, and the device writes
+ * in ring order.
  */
-static void frac_operand_sync(struct frac_device *fdev, struct frac_operand *op, bool for_cpu)
+static void frac_operand_sync(struct frac_device *fdev, struct frac_operand *op, bool for_cpu,
+			      bool may_sleep)
 {
 	struct frac_bo *bo;
 
@@ -346,11 +348,11 @@ static void frac_operand_sync(struct frac_device *fdev, struct frac_operand *op,
 		return;
 	bo = to_frac_bo(op->bo);
 	if (bo->need_sync)
-		frac_bo_sync(fdev, bo, op->offset, op->len, for_cpu);
+		frac_bo_sync(fdev, bo, op->offset, op->len, for_cpu, may_sleep);
 }
 
 /* For the device: what the job reads. For the CPU: what it wrote. */
-static void frac_job_sync(struct frac_job *job, bool for_cpu)
+static void frac_job_sync(struct frac_job *job, bool for_cpu, bool may_sleep)
 {
 	u32 i;
 
@@ -358,10 +360,10 @@ static void frac_job_sync(struct frac_job *job, bool for_cpu)
 		struct frac_cmd *c = &job->cmds[i];
 
 		if (for_cpu) {
-			frac_operand_sync(job->fdev, &c->dst, true);
+			frac_operand_sync(job->fdev, &c->dst, true, may_sleep);
 		} else {
-			frac_operand_sync(job->fdev, &c->src, false);
-			frac_operand_sync(job->fdev, &c->aux, false);
+			frac_operand_sync(job->fdev, &c->src, false, may_sleep);
+			frac_operand_sync(job->fdev, &c->aux, false, may_sleep);
 		}
 	}
 }
@@ -394,8 +396,12 @@ static bool frac_queue_idle_locked(struct frac_queue *q)
 }
 
 /*
- * drm_sched's prepare_job: a @sync_in job waits for the ring to be idle;
- * drm_sched calls again once the returned fence signals.
+ * drm_sched's prepare_job, after the job's dependencies: a @sync_in job waits
+ * for the end of the last job on the ring then. Once only: a job that any
+ * writer of what it reads depends on is on the ring by then (drm_sched ran
+ * the jobs of the job's entity ahead of it, and those of another entity it
+ * depends on), and a later writer waits for it; waiting for a ring that
+ * other files keep busy would starve it.
  */
 static struct dma_fence *frac_job_wait_ring(struct drm_sched_job *sched_job,
 					    struct drm_sched_entity *entity)
@@ -403,8 +409,9 @@ static struct dma_fence *frac_job_wait_ring(struct drm_sched_job *sched_job,
 	struct frac_job *job = to_frac_job(sched_job);
 	struct dma_fence *fence;
 
-	if (likely(!job->sync_in))
+	if (likely(!job->sync_in) || job->ring_waited)
 		return NULL;
+	job->ring_waited = true;
 	spin_lock(&job->q->ring_lock);
 	fence = frac_queue_last_fence_locked(job->q);
 	spin_unlock(&job->q->ring_lock);
@@ -516,7 +523,7 @@ u32 frac_jobs_try_direct(struct frac_job **jobs, u32 count, u64 ready)
 			atomic_add(job->ncmds, &q->direct_credits);
 			job->direct = true;
 			if (unlikely(job->sync_in))
-				frac_job_sync(job, false);
+				frac_job_sync(job, false, false);
 			frac_job_write_locked(job);
 			last = job->seqno;
 			ndirect++;
@@ -570,7 +577,7 @@ static struct dma_fence *frac_job_run(struct drm_sched_job *sched_job)
 	}
 	/* The ring is idle (frac_job_wait_ring()). */
 	if (unlikely(job->sync_in))
-		frac_job_sync(job, false);
+		frac_job_sync(job, false, true);
 
 	spin_lock(&q->ring_lock);
 	frac_job_ring_locked(job);
@@ -654,7 +661,7 @@ void frac_job_complete(struct frac_job *job, int status, u64 result,
 	lockdep_assert_held(&q->cq_lock);
 	/* What the device wrote, back from the bounce buffers before anyone sees the end. */
 	if (unlikely(job->sync_out) && !status)
-		frac_job_sync(job, true);
+		frac_job_sync(job, true, false);
 	job->status = status;
 	job->result = result;
 	job->t_start = t_start;

@@ -67,8 +67,8 @@ extern "C" {
  *
  * Errors every ioctl can return: -EFAULT (the argument is not readable or
  * writable), -ENODEV (the device was removed), -ENOMEM. An ioctl that fails
- * changes nothing: no output field of the argument is written (SUBMIT_BATCH
- * has one exception, said there). The ioctls that can sleep for long
+ * changes nothing: no output field of the argument is written (SUBMIT and
+ * SUBMIT_BATCH have one exception each, said there). The ioctls that can sleep for long
  * (SUBMIT, SUBMIT_BATCH, WAIT) may also be interrupted by a signal (-EINTR,
  * or restarted under SA_RESTART).
  *
@@ -170,7 +170,8 @@ struct drm_frac_get_param {
  * a job reads what the CPU wrote before its SUBMIT, and once the writers of
  * what it reads have ended; what it writes is in the pages when it ends
  * successfully; a failed job's destinations are undefined. An imported
- * dma-buf is the exporter's mapping, which frac does not sync.
+ * dma-buf is the exporter's mapping, which frac does not sync: there, jobs
+ * read the contents it had when imported and their writes do not reach it.
  *
  * Errors: -EINVAL (unknown @flags, both DRM_FRAC_BO_TO_DEVICE and
  * DRM_FRAC_BO_FROM_DEVICE, either with DRM_FRAC_BO_DEVMEM, @size 0 or over
@@ -299,7 +300,13 @@ struct drm_frac_cmd {
  * without CAP_SYS_NICE), -EBUSY (DRM_FRAC_MAX_UNWAITED job ids held), -EIO
  * (the device is wedged), -EFAULT (@cmds not readable), -ENOMEM, -ENODEV,
  * -EINTR/-ERESTARTSYS (while waiting for a BO's reservation lock). On any
- * error nothing was submitted and @queue and @job_id are not written.
+ * error nothing was submitted and @queue and @job_id are not written, with
+ * one exception, as for any ioctl whose result cannot be copied back: when
+ * the argument is readable but not writable, the DRM core's copy back of
+ * @queue and @job_id fails after the job was submitted, and the call
+ * returns -EFAULT. The job runs (its @out_syncobj and its BOs' fences
+ * signal); its id, never learnt, stays held (towards DRM_FRAC_MAX_UNWAITED)
+ * until the file is closed.
  */
 struct drm_frac_submit {
 	/** @cmds: in, user pointer to @cmd_count struct drm_frac_cmd */

@@ -228,6 +228,48 @@ TEST_F(neg, wait_unknown_id)
 		}
 }
 
+/*
+ * The one SUBMIT that fails after it submitted: its argument is readable but
+ * not writable, so the DRM core's copy back of @queue and @job_id fails
+ * after the handler queued the job (-EFAULT, as the uAPI header says). The
+ * job runs: its out syncobj signals and its destination is written.
+ */
+TEST_F(neg, submit_argument_not_writable_job_runs)
+{
+	struct frac_bo src, dst;
+	struct drm_frac_cmd cmd = { .op = DRM_FRAC_OP_COPY, .len = 4096 };
+	struct drm_frac_submit *s;
+	uint32_t so;
+
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &src));
+	ASSERT_EQ(0, frac_t_bo(&self->dev, BO_SIZE, 0, &dst));
+	frac_fill_random(src.map, BO_SIZE, 11);
+	memset(dst.map, FRAC_POISON, BO_SIZE);
+	ASSERT_EQ(0, frac_t_syncobj_create(self->dev.fd, &so));
+	cmd.src_handle = src.handle;
+	cmd.dst_handle = dst.handle;
+	s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	*s = (struct drm_frac_submit){
+		.cmds = (uintptr_t)&cmd,
+		.cmd_count = 1,
+		.cmd_size = sizeof(cmd),
+		.priority = DRM_FRAC_PRIO_NORMAL,
+		.out_syncobj = so,
+	};
+	ASSERT_EQ(0, mprotect(s, 4096, PROT_READ));
+
+	EXPECT_EQ(-EFAULT, frac_t_ioctl(self->dev.fd, DRM_IOCTL_FRAC_SUBMIT, s));
+	ASSERT_EQ(0, frac_t_syncobj_wait(self->dev.fd, so, 30 * FRAC_NSEC))
+		TH_LOG("the job of the SUBMIT that returned -EFAULT did not run");
+	EXPECT_EQ(0, memcmp(dst.map, src.map, 4096));
+
+	munmap(s, 4096);
+	frac_t_syncobj_destroy(self->dev.fd, so);
+	frac_bo_destroy(&self->dev, &src);
+	frac_bo_destroy(&self->dev, &dst);
+}
+
 TEST_F(neg, wait_flags)
 {
 	static const uint32_t flags[] = { 1, 2, 1u << 31, ~0u };
