@@ -560,16 +560,6 @@ TEST_F_TIMEOUT(pcie, unplug, 180)
 
 /* ---- Without the host: the guest's own AER injection and sysfs removal --- */
 
-/* drivers/pci/pcie/aer_inject.c */
-struct aer_error_inj {
-	uint8_t bus, dev, fn;
-	uint32_t uncor_status, cor_status;
-	uint32_t header_log0, header_log1, header_log2, header_log3;
-	uint32_t domain;
-};
-
-#define PCI_ERR_UNC_MALF_TLP	0x00040000
-
 FIXTURE(local) {
 	struct frac_dev dev;
 	char bdf[64];
@@ -586,27 +576,6 @@ FIXTURE_TEARDOWN(local)
 {
 	if (self->dev.fd >= 0)
 		frac_close(&self->dev);
-}
-
-static int aer_inject_fatal(const char *bdf)
-{
-	struct aer_error_inj e = { .uncor_status = PCI_ERR_UNC_MALF_TLP };
-	unsigned int dom, bus, dev, fn;
-	ssize_t n;
-	int fd;
-
-	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
-		return -EINVAL;
-	e.domain = dom;
-	e.bus = bus;
-	e.dev = dev;
-	e.fn = fn;
-	fd = open("/dev/aer_inject", O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, &e, sizeof(e));
-	close(fd);
-	return n == (ssize_t)sizeof(e) ? 0 : -errno;
 }
 
 /*
@@ -654,7 +623,7 @@ TEST_F_TIMEOUT(local, remove_after_failed_recovery, 180)
 	ASSERT_EQ(0, frac_submit(&self->dev, 0, &cl, NULL, &ida));
 	usleep(50000);
 
-	ret = aer_inject_fatal(self->bdf);
+	ret = frac_t_aer_inject_fatal(self->bdf);
 	ASSERT_EQ(0, ret) TH_LOG("aer_inject: %s", strerror(-ret));
 	for (i = 0; i < 100 && frac_t_counter(&self->dev, "errors") == errs0; i++)
 		usleep(100000);

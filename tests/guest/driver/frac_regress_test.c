@@ -2731,38 +2731,6 @@ static int syncobj_share(int from, uint32_t so, int to, uint32_t *out)
 
 /* ---- A PCIe error recovery that fails ----------------------------------- */
 
-/* drivers/pci/pcie/aer_inject.c */
-struct aer_error_inj {
-	uint8_t bus, dev, fn;
-	uint32_t uncor_status, cor_status;
-	uint32_t header_log0, header_log1, header_log2, header_log3;
-	uint32_t domain;
-};
-
-#define PCI_ERR_UNC_MALF_TLP	0x00040000
-
-/* A fatal (frozen-channel) AER error on the device at @bdf, through aer_inject. */
-static int aer_inject_fatal(const char *bdf)
-{
-	struct aer_error_inj e = { .uncor_status = PCI_ERR_UNC_MALF_TLP };
-	unsigned int dom, bus, dev, fn;
-	ssize_t n;
-	int fd;
-
-	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
-		return -EINVAL;
-	e.domain = dom;
-	e.bus = bus;
-	e.dev = dev;
-	e.fn = fn;
-	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, &e, sizeof(e));
-	close(fd);
-	return n == (ssize_t)sizeof(e) ? 0 : -errno;
-}
-
 /* A socket receiving the kernel's uevents; -errno on failure. */
 static int uevent_open(void)
 {
@@ -2857,7 +2825,7 @@ TEST_F_TIMEOUT(unplug, failed_pci_recovery_leaves_jobs_queued_forever, 300)
 	ASSERT_EQ(0, frac_t_bo(&other, 1 << 20, 0, &c));
 	errs0 = frac_t_counter(&self->dev, "errors");
 
-	ret = aer_inject_fatal(self->bdf);
+	ret = frac_t_aer_inject_fatal(self->bdf);
 	ASSERT_EQ(0, ret) TH_LOG("aer_inject: %s", strerror(-ret));
 	t0 = frac_mono_ns();
 	for (i = 0; i < 100 && frac_t_counter(&self->dev, "errors") == errs0; i++)

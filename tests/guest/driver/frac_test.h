@@ -494,4 +494,39 @@ static inline int frac_t_pidfd_getfd(pid_t pid, int fd)
 	return ret;
 }
 
+/* drivers/pci/pcie/aer_inject.c */
+struct aer_error_inj {
+	uint8_t bus, dev, fn;
+	uint32_t uncor_status, cor_status;
+	uint32_t header_log0, header_log1, header_log2, header_log3;
+	uint32_t domain;
+};
+
+#define PCI_ERR_UNC_MALF_TLP	0x00040000
+
+/*
+ * A fatal (frozen-channel) AER error on the device at @bdf, through
+ * aer_inject (the module loaded); -errno on failure.
+ */
+static inline int frac_t_aer_inject_fatal(const char *bdf)
+{
+	struct aer_error_inj e = { .uncor_status = PCI_ERR_UNC_MALF_TLP };
+	unsigned int dom, bus, dev, fn;
+	ssize_t n;
+	int fd;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+		return -EINVAL;
+	e.domain = dom;
+	e.bus = bus;
+	e.dev = dev;
+	e.fn = fn;
+	fd = open("/dev/aer_inject", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, &e, sizeof(e));
+	close(fd);
+	return n == (ssize_t)sizeof(e) ? 0 : -errno;
+}
+
 #endif /* FRAC_TEST_H */
